@@ -1,0 +1,158 @@
+/**
+ * Ack bookkeeping for commits waiting on replicas: the full-sync rules in one
+ * pure place, shared by the inline wait and the waiter (Comdb2's "shared
+ * finish step"). The master feeds it acks and the clock and applies the
+ * effects it returns (answer a commit, mark a replica incoherent, wake later).
+ *
+ * An ack is a replica's applied LSN and covers every earlier LSN, so a node's
+ * progress is one number. A commit is answered when every node of its wait set
+ * acked at or past its LSN. A node that misses the deadline is marked
+ * incoherent, but it leaves a wait set only once the read lease it may still
+ * hold has expired: until then it could serve a strong read without the commit.
+ */
+
+export interface NodeView {
+  ackedLsn(id: string): number;
+  isCoherent(id: string): boolean;
+  /** Master-clock instant until which the node may hold a read lease. */
+  leaseUntil(id: string): number;
+}
+
+export interface WaitingCommit<T> {
+  lsn: number;
+  /** Nodes still to ack: the coherent replicas when the wait began, minus those done. */
+  waitSet: Set<string>;
+  /** The sanctioned replicas when the wait began (durability counts only these). */
+  sanctioned: readonly string[];
+  /** rep_timeout_ms after the wait began. */
+  deadline: number;
+  /** commit_timeout_ms after the wait began: answered COMMIT_TIMEOUT past this. */
+  giveUpAt: number;
+  token: T;
+}
+
+export type Outcome = "acked" | "not-durable" | "timeout";
+
+export interface PassResult<T> {
+  answered: { commit: WaitingCommit<T>; outcome: Outcome }[];
+  /** Replicas that missed a deadline while behind: the master marks them incoherent. */
+  markIncoherent: Set<string>;
+  /** Earliest instant a pass has something new to decide, or null when nothing waits. */
+  wakeAt: number | null;
+  checked: number;
+  skippedEarlyStop: number;
+}
+
+export interface PassOptions {
+  now: number;
+  durableLsns: boolean;
+}
+
+/** Majority of the sanctioned nodes, the master counted as one. */
+export function isDurable(lsn: number, sanctioned: readonly string[], view: NodeView): boolean {
+  let acks = 1;
+  for (const id of sanctioned) if (view.ackedLsn(id) >= lsn) acks++;
+  return acks * 2 > sanctioned.length + 1;
+}
+
+export class AckBook<T> {
+  /** Sorted by LSN; a replayed request may wait on an older LSN, so insertion keeps order. */
+  private readonly waiting: WaitingCommit<T>[] = [];
+
+  get size(): number {
+    return this.waiting.length;
+  }
+
+  oldestLsn(): number | null {
+    return this.waiting[0]?.lsn ?? null;
+  }
+
+  add(commit: WaitingCommit<T>): void {
+    let i = this.waiting.length;
+    while (i > 0 && (this.waiting[i - 1]?.lsn ?? 0) > commit.lsn) i--;
+    this.waiting.splice(i, 0, commit);
+  }
+
+  /** A replica that became coherent joins the wait of every commit it has not acked. */
+  joinWaits(id: string, ackedLsn: number): void {
+    for (const commit of this.waiting) if (commit.lsn > ackedLsn) commit.waitSet.add(id);
+  }
+
+  /** Removes every commit (used when the master shuts down its waits). */
+  drain(): WaitingCommit<T>[] {
+    return this.waiting.splice(0, this.waiting.length);
+  }
+
+  /**
+   * One pass in LSN order. Early stop: once a node is found behind commit L it
+   * is behind every later commit too, so later commits waiting on it are not
+   * re-checked, unless their deadline is due; commits waiting only on other
+   * nodes are still checked and answered in the same pass.
+   */
+  pass(view: NodeView, options: PassOptions): PassResult<T> {
+    const result: PassResult<T> = {
+      answered: [],
+      markIncoherent: new Set(),
+      wakeAt: null,
+      checked: 0,
+      skippedEarlyStop: 0,
+    };
+    const behind = new Set<string>();
+    const wake = (at: number) => {
+      if (result.wakeAt === null || at < result.wakeAt) result.wakeAt = at;
+    };
+    const keep: WaitingCommit<T>[] = [];
+    for (const commit of this.waiting) {
+      const outcome = this.decide(commit, view, options, behind, result, wake);
+      if (outcome === null) keep.push(commit);
+      else result.answered.push({ commit, outcome });
+    }
+    this.waiting.splice(0, this.waiting.length, ...keep);
+    for (const commit of keep) wake(commit.giveUpAt);
+    return result;
+  }
+
+  private decide(
+    commit: WaitingCommit<T>,
+    view: NodeView,
+    { now, durableLsns }: PassOptions,
+    behind: Set<string>,
+    result: PassResult<T>,
+    wake: (at: number) => void,
+  ): Outcome | null {
+    if (now >= commit.giveUpAt) return "timeout";
+    const due = now >= commit.deadline;
+    if (!due) {
+      for (const id of commit.waitSet) {
+        if (behind.has(id)) {
+          result.skippedEarlyStop++;
+          wake(commit.deadline);
+          return null;
+        }
+      }
+    }
+    result.checked++;
+    for (const id of commit.waitSet) {
+      if (view.ackedLsn(id) >= commit.lsn) {
+        commit.waitSet.delete(id);
+        continue;
+      }
+      if (due && view.isCoherent(id)) result.markIncoherent.add(id);
+      const incoherent = due || !view.isCoherent(id);
+      if (incoherent && now >= view.leaseUntil(id)) {
+        commit.waitSet.delete(id);
+        continue;
+      }
+      behind.add(id);
+      if (incoherent) wake(view.leaseUntil(id));
+    }
+    if (commit.waitSet.size > 0) {
+      if (!due) wake(commit.deadline);
+      return null;
+    }
+    if (!durableLsns || isDurable(commit.lsn, commit.sanctioned, view)) return "acked";
+    if (due) return "not-durable";
+    wake(commit.deadline);
+    return null;
+  }
+}

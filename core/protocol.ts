@@ -1,0 +1,172 @@
+/**
+ * Types that cross a boundary: front door -> master, master -> replica,
+ * replica -> master. Both sides import them from here and nowhere else.
+ */
+import type { ErrorBody } from "./errors";
+
+/** A bound SQL value as it travels in JSON and in the log. */
+export type SqlValue = string | number | null;
+
+export interface Statement {
+  sql: string;
+  params: SqlValue[];
+}
+
+/** One committed write transaction, the unit the log ships. */
+export interface LogRecord {
+  lsn: number;
+  term: number;
+  /** Master clock (ms) at commit. */
+  ts: number;
+  statements: Statement[];
+}
+
+export interface StatementResult {
+  rowsWritten: number;
+  lastRowId: number | null;
+}
+
+/** The body a successful write returns; saved under its Idempotency-Key. */
+export interface ExecResponse {
+  lsn: number;
+  results: StatementResult[];
+  bookmark: string;
+  replayed?: true;
+}
+
+export interface ExecRequest {
+  cluster: string;
+  statements: Statement[];
+  idempotencyKey?: string;
+  /** SHA-256 of the request's route and body, to tell a retry from a reuse. */
+  requestHash?: string;
+  /** Where the request came from: decides how DDL and rows-route errors read. */
+  kind: "exec" | "rows";
+}
+
+export type Consistency = "strong" | "bookmark" | "any";
+
+export interface QueryRequest {
+  cluster: string;
+  sql: string;
+  params: SqlValue[];
+  consistency: Consistency;
+  minLsn: number;
+}
+
+export interface QueryResponse {
+  rows: Record<string, unknown>[];
+  servedBy: string;
+  appliedLsn: number;
+}
+
+/** A replica answers `redirect` when it may not serve the read. */
+export type ReplicaQueryOutcome =
+  | { kind: "rows"; response: QueryResponse }
+  | { kind: "redirect"; reason: string }
+  | { kind: "error"; error: ErrorBody };
+
+/** Settings the master pushes to its replicas with every message. */
+export interface ReplicaSettings {
+  ackDelayMs: number;
+  applyDelayMs: number;
+}
+
+/** Master -> replica: records in LSN order (possibly none: a heartbeat). */
+export interface AppendRequest {
+  cluster: string;
+  replicaId: string;
+  term: number;
+  /** Master clock when sent; echoed in the ack. */
+  sentAt: number;
+  masterLsn: number;
+  /** Master-clock instant until which the replica may serve strong reads; 0 = no lease. */
+  leaseUntil: number;
+  settings: ReplicaSettings;
+  records: LogRecord[];
+}
+
+export interface AppendResponse {
+  /** Highest LSN applied, which covers every earlier LSN. */
+  appliedLsn: number;
+  /** True when the batch started past appliedLsn + 1: resend from appliedLsn + 1. */
+  gap: boolean;
+  /** The request's sentAt, echoed. */
+  echoSentAt: number;
+  skipped: number;
+  applied: number;
+}
+
+export interface TableChecksum {
+  rows: number;
+  checksum: string;
+}
+
+export interface NodeChecksums {
+  node: string;
+  appliedLsn: number;
+  schema: string;
+  tables: Record<string, TableChecksum>;
+}
+
+export type ReplicaState = "coherent" | "incoherent" | "catching-up";
+
+export interface ReplicaStatus {
+  id: string;
+  state: ReplicaState;
+  ackedLsn: number;
+  sentLsn: number;
+  lagMs: number;
+  bytesBehind: number;
+  avgAckMs: number;
+  lastAckAt: number | null;
+  leaseUntil: number;
+  incoherentReason: string | null;
+  lastError: string | null;
+}
+
+export interface ClusterStatus {
+  cluster: string;
+  master: {
+    lsn: number;
+    term: number;
+    writersBusy: number;
+    writersQueued: number;
+    waiter: {
+      outstanding: number;
+      peakOutstanding: number;
+      handedOff: number;
+      inlineWaits: { off: number; queueFull: number; notPlain: number };
+    };
+    commits: number;
+    replayed: number;
+    logRows: number;
+  };
+  replicas: ReplicaStatus[];
+}
+
+export const REPLICA_ID_PREFIX = "replica-";
+
+export function replicaId(index: number): string {
+  return `${REPLICA_ID_PREFIX}${index}`;
+}
+
+export function masterObjectName(cluster: string): string {
+  return `${cluster}:master`;
+}
+
+export function replicaObjectName(cluster: string, id: string): string {
+  return `${cluster}:${id}`;
+}
+
+/** Bookmarks are opaque to clients; today they carry the LSN a read must reach. */
+export function encodeBookmark(lsn: number): string {
+  return `b1.${lsn.toString(36)}`;
+}
+
+export function decodeBookmark(bookmark: string): number | null {
+  const match = /^b1\.([0-9a-z]{1,12})$/.exec(bookmark);
+  if (match?.[1] === undefined) return null;
+  const lsn = Number.parseInt(match[1], 36);
+  return Number.isSafeInteger(lsn) ? lsn : null;
+}

@@ -1,0 +1,225 @@
+/**
+ * The tunables schema: every knob the admin API exposes, with its type,
+ * default, bounds and meaning. Validation is all-or-nothing: a PATCH either
+ * passes for every name or changes nothing.
+ */
+import { ApiError } from "./errors";
+
+type Spec =
+  | { type: "bool"; default: boolean; description: string; replicas?: true }
+  | {
+      type: "int" | "float";
+      default: number;
+      min: number;
+      max: number;
+      description: string;
+      replicas?: true;
+    };
+
+const SPECS = {
+  async_dist_commit: {
+    type: "bool",
+    default: true,
+    description:
+      "Hand plain full-sync commits to the waiter so the writer slot is freed while acks travel.",
+  },
+  async_dist_commit_max_outstanding: {
+    type: "int",
+    default: 1024,
+    min: 1,
+    max: 100_000,
+    description: "Most commits the waiter holds at once; a commit that does not fit waits inline.",
+  },
+  writer_concurrency: {
+    type: "int",
+    default: 8,
+    min: 1,
+    max: 1024,
+    description: "Most commits executing or waiting inline at once (Comdb2's block processors).",
+  },
+  rep_timeout_ms: {
+    type: "int",
+    default: 5000,
+    min: 10,
+    max: 600_000,
+    description:
+      "How long a commit waits for a replica's ack before that replica is marked incoherent.",
+  },
+  coherency_lease_ms: {
+    type: "int",
+    default: 500,
+    min: 10,
+    max: 60_000,
+    description: "Length of the read lease granted to a coherent replica with every message.",
+  },
+  heartbeat_ms: {
+    type: "int",
+    default: 200,
+    min: 5,
+    max: 60_000,
+    description: "A relay that has sent nothing for this long sends a heartbeat (renewing leases).",
+  },
+  logput_window_bytes: {
+    type: "int",
+    default: 4_000_000,
+    min: 0,
+    max: 1_000_000_000,
+    description:
+      "An incoherent replica further behind than this gets no live records and pulls the log; 0 turns it off.",
+  },
+  slow_replica_factor: {
+    type: "float",
+    default: 2.0,
+    min: 0,
+    max: 100,
+    description:
+      "A replica whose average ack time exceeds factor x the second-worst is marked incoherent; 0 turns the check off.",
+  },
+  durable_lsns: {
+    type: "bool",
+    default: false,
+    description:
+      "Answer NOT_DURABLE when a commit is acked by fewer than a majority of the sanctioned nodes (master included) at its deadline.",
+  },
+  commit_timeout_ms: {
+    type: "int",
+    default: 30_000,
+    min: 100,
+    max: 3_600_000,
+    description:
+      "A written commit not answered within this is answered 504 COMMIT_TIMEOUT; retry with the same Idempotency-Key.",
+  },
+  idempotency_retention_ms: {
+    type: "int",
+    default: 86_400_000,
+    min: 1000,
+    max: 30 * 86_400_000,
+    description: "How long the result of a request with an Idempotency-Key is kept for replays.",
+  },
+  relay_window: {
+    type: "int",
+    default: 4,
+    min: 1,
+    max: 64,
+    description: "Batches in flight per replica; what accumulates while the window is full goes out as the next batch.",
+  },
+  relay_batch_max_records: {
+    type: "int",
+    default: 512,
+    min: 1,
+    max: 10_000,
+    description: "Most log records in one batch to a replica.",
+  },
+  debug_ack_delay_ms: {
+    type: "int",
+    default: 0,
+    min: 0,
+    max: 60_000,
+    replicas: true,
+    description: "Test only: replicas delay every ack (not the apply) by this long.",
+  },
+  debug_apply_delay_ms: {
+    type: "int",
+    default: 0,
+    min: 0,
+    max: 60_000,
+    replicas: true,
+    description: "Test only: replicas sleep this long per message before applying it.",
+  },
+  debug_fault_injection: {
+    type: "bool",
+    default: false,
+    description: "Test only: allow the fault routes (crash the master, stop and start replicas).",
+  },
+} as const satisfies Record<string, Spec>;
+
+export type TunableName = keyof typeof SPECS;
+export type Tunables = { [K in TunableName]: (typeof SPECS)[K]["default"] extends boolean ? boolean : number };
+
+export const TUNABLE_NAMES = Object.keys(SPECS) as TunableName[];
+
+export function isTunableName(name: string): name is TunableName {
+  return Object.hasOwn(SPECS, name);
+}
+
+export function defaultTunables(): Tunables {
+  const out: Record<string, boolean | number> = {};
+  for (const name of TUNABLE_NAMES) out[name] = SPECS[name].default;
+  return out as Tunables;
+}
+
+export interface TunableDescription {
+  value: boolean | number;
+  default: boolean | number;
+  type: "bool" | "int" | "float";
+  min: number | null;
+  max: number | null;
+  description: string;
+}
+
+export function describeTunables(current: Tunables): Record<TunableName, TunableDescription> {
+  const out = {} as Record<TunableName, TunableDescription>;
+  for (const name of TUNABLE_NAMES) {
+    const spec: Spec = SPECS[name];
+    out[name] = {
+      value: current[name],
+      default: spec.default,
+      type: spec.type,
+      min: spec.type === "bool" ? null : spec.min,
+      max: spec.type === "bool" ? null : spec.max,
+      description: spec.description,
+    };
+  }
+  return out;
+}
+
+function checkValue(name: TunableName, value: unknown): boolean | number {
+  const spec: Spec = SPECS[name];
+  const bad = (why: string) =>
+    new ApiError("INVALID_TUNABLE_VALUE", `${name}: ${why}`, { name, value: value ?? null });
+  if (spec.type === "bool") {
+    if (typeof value !== "boolean") throw bad("expected true or false");
+    return value;
+  }
+  if (typeof value !== "number" || !Number.isFinite(value)) throw bad(`expected a ${spec.type}`);
+  if (spec.type === "int" && !Number.isInteger(value)) throw bad("expected an integer");
+  if (value < spec.min || value > spec.max) throw bad(`must be between ${spec.min} and ${spec.max}`);
+  return value;
+}
+
+/**
+ * Validates a whole PATCH and returns the merged tunables, or throws for the
+ * first bad entry: unknown names first, then values, so nothing is half-applied.
+ */
+export function applyPatch(current: Tunables, patch: unknown): { next: Tunables; changed: TunableName[] } {
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
+    throw new ApiError("BAD_REQUEST", "expected a JSON object of tunable names to values");
+  }
+  const entries = Object.entries(patch);
+  if (entries.length === 0) throw new ApiError("BAD_REQUEST", "no tunables given");
+  const unknown = entries.map(([k]) => k).filter((k) => !isTunableName(k));
+  if (unknown.length > 0) {
+    throw new ApiError("UNKNOWN_TUNABLE", `unknown tunable: ${unknown.join(", ")}`, { names: unknown });
+  }
+  const next = { ...current } as Record<TunableName, boolean | number>;
+  const changed: TunableName[] = [];
+  for (const [name, value] of entries as [TunableName, unknown][]) {
+    next[name] = checkValue(name, value);
+    changed.push(name);
+  }
+  return { next: next as Tunables, changed };
+}
+
+/** Loads stored values, ignoring names or values a newer or older build would reject. */
+export function tunablesFromStored(rows: Iterable<{ name: string; value: string }>): Tunables {
+  const out = defaultTunables() as Record<TunableName, boolean | number>;
+  for (const row of rows) {
+    if (!isTunableName(row.name)) continue;
+    try {
+      out[row.name] = checkValue(row.name, JSON.parse(row.value));
+    } catch {
+      // A stored value outside today's bounds falls back to the default.
+    }
+  }
+  return out as Tunables;
+}

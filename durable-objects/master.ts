@@ -1,0 +1,677 @@
+/**
+ * The master: runs each write transaction atomically with its log append and
+ * its saved result, assigns LSNs, ships the log through one relay per replica,
+ * and answers a commit only when every replica of its wait set has acked it
+ * (full sync). The rules live in core/ (ack book, guard, tunables); this class
+ * wires them to storage, RPC and timers.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { AckBook, type NodeView, type Outcome } from "../core/ack-book";
+import { ApiError, type Result, fail, ok } from "../core/errors";
+import { bodyBytes, encodeStatements } from "../core/log-codec";
+import {
+  type AppendResponse,
+  type ClusterStatus,
+  type ExecRequest,
+  type ExecResponse,
+  type LogRecord,
+  type NodeChecksums,
+  type QueryRequest,
+  type QueryResponse,
+  type ReplicaSettings,
+  type ReplicaState,
+  type ReplicaStatus,
+  type StatementResult,
+  encodeBookmark,
+  replicaId,
+  replicaObjectName,
+} from "../core/protocol";
+import { Semaphore } from "../core/semaphore";
+import { type GuardedStatement, guardWrite } from "../core/statement-guard";
+import {
+  type TunableDescription,
+  type TunableName,
+  type Tunables,
+  applyPatch,
+  defaultTunables,
+  describeTunables,
+} from "../core/tunables";
+import { MASTER_MIGRATIONS, migrate } from "../migrations";
+import { MasterStore } from "./master-store";
+import { Relay, type RelayHost } from "./relay";
+import type { ReplicaDO } from "./replica";
+import { asSqlError, nodeChecksums, runQuery } from "./sql-helpers";
+
+interface ReplicaEntry {
+  id: string;
+  state: ReplicaState;
+  reason: string | null;
+  /** Latest instant (master clock) until which a lease we granted may be held. */
+  leaseGrantedUntil: number;
+  avgAckMs: number;
+  relay: Relay;
+}
+
+type Resolve = (outcome: Outcome) => void;
+
+const TAIL_CACHE_RECORDS = 4096;
+const TICK_MS = 50;
+const PRUNE_EVERY_MS = 60_000;
+const ALARM_BACKSTOP_MS = 30_000;
+
+export interface VerifyReport {
+  agree: boolean;
+  lsn: number;
+  nodes: (NodeChecksums | { node: string; error: string })[];
+  mismatches: string[];
+}
+
+export class MasterDO extends DurableObject<Env> {
+  private cluster = "";
+  private readonly store: MasterStore;
+  private lsn = 0;
+  private currentTerm = 0;
+  private tunables: Tunables = defaultTunables();
+  private readonly writers = new Semaphore(8);
+  private readonly book = new AckBook<Resolve>();
+  private readonly replicas = new Map<string, ReplicaEntry>();
+  private readonly tail = new Map<number, LogRecord>();
+  /** Highest LSN answered as acked: a replica must reach it before it is coherent again. */
+  private answeredHighLsn = 0;
+  private wakeTimer: ReturnType<typeof setTimeout> | null = null;
+  private wakeAt = Number.POSITIVE_INFINITY;
+  private tickTimer: ReturnType<typeof setTimeout> | null = null;
+  private lastPruneAt = 0;
+  private alarmArmed = false;
+  private readonly counters = {
+    commits: 0,
+    replayed: 0,
+    handedOff: 0,
+    inlineWaits: { off: 0, queueFull: 0, notPlain: 0 },
+    peakOutstanding: 0,
+    incoherentMarks: {} as Record<string, number>,
+    outcomes: { acked: 0, "not-durable": 0, timeout: 0 } as Record<Outcome, number>,
+  };
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new MasterStore(ctx.storage.sql);
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, MASTER_MIGRATIONS);
+      this.tunables = this.store.loadTunables();
+      this.writers.setLimit(this.tunables.writer_concurrency);
+      this.lsn = this.store.lastLsn();
+      this.answeredHighLsn = 0;
+      this.currentTerm = Number(this.store.getMeta("term") ?? 0) + 1;
+      this.store.setMeta("term", String(this.currentTerm));
+      const cluster = this.store.getMeta("cluster");
+      if (cluster !== null) this.startCluster(cluster);
+    });
+  }
+
+  // ---------------------------------------------------------------- start-up
+
+  private ensureCluster(cluster: string): void {
+    if (this.cluster === cluster) return;
+    if (this.cluster !== "") throw new Error(`master of ${this.cluster} asked for ${cluster}`);
+    this.store.setMeta("cluster", cluster);
+    this.startCluster(cluster);
+  }
+
+  private startCluster(cluster: string): void {
+    this.cluster = cluster;
+    this.relayHost.cluster = cluster;
+    const saved = this.store.loadReplicaStates();
+    const count = Math.max(0, Number.parseInt(this.env.DEFAULT_REPLICAS, 10) || 0);
+    const now = Date.now();
+    for (let i = 1; i <= count; i++) {
+      const id = replicaId(i);
+      let entry = saved.get(id);
+      if (entry === undefined) {
+        // A new replica of a new cluster has applied nothing and nothing was committed.
+        entry = this.lsn === 0 ? { state: "coherent", reason: null } : { state: "incoherent", reason: "new" };
+        this.store.saveReplicaState(id, entry.state, entry.reason);
+      }
+      this.replicas.set(id, {
+        id,
+        state: entry.state,
+        reason: entry.reason,
+        // A previous incarnation may have granted a lease; assume it is still held.
+        leaseGrantedUntil: now + this.tunables.coherency_lease_ms,
+        avgAckMs: 0,
+        relay: new Relay(id, this.relayHost),
+      });
+    }
+    for (const entry of this.replicas.values()) entry.relay.pump();
+    this.scheduleTick();
+  }
+
+  // --------------------------------------------------------------- relays
+
+  /** What relays may ask of the master (kept off the class so RPC does not expose it). */
+  private readonly relayHost: RelayHost = {
+    cluster: "",
+    now: () => Date.now(),
+    masterLsn: () => this.lsn,
+    term: () => this.currentTerm,
+    window: () => this.tunables.relay_window,
+    batchMaxRecords: () => this.tunables.relay_batch_max_records,
+    heartbeatMs: () => this.tunables.heartbeat_ms,
+    settings: (): ReplicaSettings => ({
+      ackDelayMs: this.tunables.debug_ack_delay_ms,
+      applyDelayMs: this.tunables.debug_apply_delay_ms,
+    }),
+    readLog: (fromLsn, maxRecords, maxBytes) => this.readLog(fromLsn, maxRecords, maxBytes),
+    grantLease: (id) => this.grantLease(id),
+    onAck: (id, _response, rttMs, carried) => this.onAck(id, rttMs, carried),
+    onFailure: (id) => this.onFailure(id),
+    newStub: (id) => this.replicaStub(id),
+  };
+
+  private readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
+    const out: LogRecord[] = [];
+    for (let lsn = fromLsn; lsn <= this.lsn && out.length < maxRecords; lsn++) {
+      const record = this.tail.get(lsn);
+      if (record === undefined) break;
+      out.push(record);
+    }
+    if (out.length > 0) return out;
+    return this.store.readLog(fromLsn, maxRecords, maxBytes);
+  }
+
+  private grantLease(id: string): number {
+    const entry = this.replicas.get(id);
+    if (entry === undefined || entry.state !== "coherent") return 0;
+    const until = Date.now() + this.tunables.coherency_lease_ms;
+    if (until > entry.leaseGrantedUntil) entry.leaseGrantedUntil = until;
+    return until;
+  }
+
+  private onAck(id: string, rttMs: number, carriedRecords: boolean): void {
+    const entry = this.replicas.get(id);
+    if (entry === undefined) return;
+    if (carriedRecords) {
+      entry.avgAckMs = entry.avgAckMs === 0 ? rttMs : entry.avgAckMs * 0.8 + rttMs * 0.2;
+    }
+    if (entry.state !== "coherent") {
+      entry.state = "catching-up";
+      if (entry.relay.ackedLsn >= this.coherencyThreshold()) this.markCoherent(entry);
+    }
+    this.runPass();
+  }
+
+  private onFailure(id: string): void {
+    const entry = this.replicas.get(id);
+    if (entry === undefined) return;
+    if (entry.state === "catching-up") entry.state = "incoherent";
+    this.checkUnreachable(entry, Date.now());
+  }
+
+  private replicaStub(id: string): DurableObjectStub<ReplicaDO> {
+    const ns = this.env.REPLICA as unknown as DurableObjectNamespace<ReplicaDO>;
+    return ns.get(ns.idFromName(replicaObjectName(this.cluster, id)));
+  }
+
+  // ------------------------------------------------------------- coherency
+
+  /**
+   * A replica may rejoin the wait sets once it has applied every answered
+   * commit and everything before the oldest commit still waiting: it then
+   * joins the wait set of every waiting commit it has not acked.
+   */
+  private coherencyThreshold(): number {
+    const oldest = this.book.oldestLsn();
+    return Math.max(this.answeredHighLsn, oldest === null ? this.lsn : oldest - 1);
+  }
+
+  private markCoherent(entry: ReplicaEntry): void {
+    entry.state = "coherent";
+    entry.reason = null;
+    this.store.saveReplicaState(entry.id, "coherent", null);
+    this.book.joinWaits(entry.id, entry.relay.ackedLsn);
+  }
+
+  private markIncoherent(entry: ReplicaEntry, reason: string): void {
+    if (entry.state !== "coherent") return;
+    entry.state = "incoherent";
+    entry.reason = reason;
+    this.counters.incoherentMarks[reason] = (this.counters.incoherentMarks[reason] ?? 0) + 1;
+    this.store.saveReplicaState(entry.id, "incoherent", reason);
+  }
+
+  /** A coherent replica that has answered nothing for rep_timeout_ms is marked incoherent. */
+  private checkUnreachable(entry: ReplicaEntry, now: number): void {
+    if (entry.state !== "coherent" || entry.relay.failures === 0) return;
+    const lastHeard = entry.relay.lastAckAt ?? 0;
+    if (now - lastHeard >= this.tunables.rep_timeout_ms) {
+      this.markIncoherent(entry, "unreachable");
+      this.runPass();
+    }
+  }
+
+  private readonly view: NodeView = {
+    ackedLsn: (id) => this.replicas.get(id)?.relay.ackedLsn ?? 0,
+    isCoherent: (id) => this.replicas.get(id)?.state === "coherent",
+    leaseUntil: (id) => this.replicas.get(id)?.leaseGrantedUntil ?? 0,
+  };
+
+  // ------------------------------------------------------------ waiting
+
+  private waitFor(lsn: number): Promise<Outcome> {
+    const now = Date.now();
+    const waitSet = new Set<string>();
+    for (const entry of this.replicas.values()) {
+      if (entry.state === "coherent") waitSet.add(entry.id);
+    }
+    return new Promise<Outcome>((resolve) => {
+      this.book.add({
+        lsn,
+        waitSet,
+        sanctioned: [...this.replicas.keys()],
+        deadline: now + this.tunables.rep_timeout_ms,
+        giveUpAt: now + this.tunables.commit_timeout_ms,
+        token: resolve,
+      });
+      if (this.book.size > this.counters.peakOutstanding) {
+        this.counters.peakOutstanding = this.book.size;
+      }
+      this.runPass();
+    });
+  }
+
+  private runPass(): void {
+    if (this.book.size === 0) return;
+    const now = Date.now();
+    const result = this.book.pass(this.view, { now, durableLsns: this.tunables.durable_lsns });
+    for (const id of result.markIncoherent) {
+      const entry = this.replicas.get(id);
+      if (entry !== undefined) this.markIncoherent(entry, "ack-timeout");
+    }
+    for (const { commit, outcome } of result.answered) {
+      this.counters.outcomes[outcome]++;
+      if (outcome === "acked" && commit.lsn > this.answeredHighLsn) {
+        this.answeredHighLsn = commit.lsn;
+      }
+      commit.token(outcome);
+    }
+    if (result.wakeAt !== null) this.wakeAtTime(result.wakeAt);
+  }
+
+  private wakeAtTime(at: number): void {
+    if (this.wakeTimer !== null && this.wakeAt <= at) return;
+    if (this.wakeTimer !== null) clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = null;
+        this.wakeAt = Number.POSITIVE_INFINITY;
+        this.runPass();
+      },
+      Math.max(0, at - Date.now()),
+    );
+  }
+
+  // ------------------------------------------------------------ the tick
+
+  /** Heartbeats, unreachable checks, pruning; keeps running while the master lives. */
+  private scheduleTick(): void {
+    if (this.tickTimer !== null) return;
+    this.tickTimer = setTimeout(() => {
+      this.tickTimer = null;
+      this.tick();
+      this.scheduleTick();
+    }, Math.min(TICK_MS, this.tunables.heartbeat_ms));
+  }
+
+  private tick(): void {
+    const now = Date.now();
+    for (const entry of this.replicas.values()) {
+      entry.relay.heartbeatIfDue();
+      entry.relay.pump();
+      this.checkUnreachable(entry, now);
+    }
+    if (now - this.lastPruneAt >= PRUNE_EVERY_MS) {
+      this.lastPruneAt = now;
+      this.store.pruneResults(now - this.tunables.idempotency_retention_ms);
+    }
+    if (!this.alarmArmed) {
+      this.alarmArmed = true;
+      void this.ctx.storage.setAlarm(now + ALARM_BACKSTOP_MS);
+    }
+  }
+
+  /** The durable backstop: wakes an evicted master so its relays resume. */
+  override async alarm(): Promise<void> {
+    this.alarmArmed = false;
+    this.scheduleTick();
+    for (const entry of this.replicas.values()) entry.relay.pump();
+    const behind = [...this.replicas.values()].some((e) => e.relay.ackedLsn < this.lsn);
+    if (behind || this.book.size > 0) {
+      this.alarmArmed = true;
+      await this.ctx.storage.setAlarm(Date.now() + ALARM_BACKSTOP_MS);
+    }
+  }
+
+  // ------------------------------------------------------------ writes
+
+  async exec(request: ExecRequest): Promise<Result<ExecResponse>> {
+    try {
+      this.ensureCluster(request.cluster);
+      const guarded = request.statements.map((s) =>
+        guardWrite(s, {
+          now: Date.now(),
+          randomInt64: randomInt64,
+          randomBytes: (n) => crypto.getRandomValues(new Uint8Array(n)),
+        }),
+      );
+      const key = request.idempotencyKey;
+      const hash = request.requestHash ?? "";
+      if (key !== undefined) {
+        const saved = this.store.findResult(key);
+        if (saved !== null) return await this.replay(saved, hash);
+      }
+      await this.writers.acquire();
+      let holding = true;
+      try {
+        if (key !== undefined) {
+          // A duplicate may have committed while this request queued for a slot.
+          const saved = this.store.findResult(key);
+          if (saved !== null) {
+            this.writers.release();
+            holding = false;
+            return await this.replay(saved, hash);
+          }
+        }
+        const response = this.commitLocal(request, guarded, key, hash);
+        const plain = guarded.every((g) => g.kind !== "ddl");
+        if (!this.tunables.async_dist_commit) this.counters.inlineWaits.off++;
+        else if (!plain) this.counters.inlineWaits.notPlain++;
+        else if (this.book.size >= this.tunables.async_dist_commit_max_outstanding) {
+          this.counters.inlineWaits.queueFull++;
+        } else {
+          this.counters.handedOff++;
+          this.writers.release();
+          holding = false;
+        }
+        const outcome = await this.waitFor(response.lsn);
+        return this.answer(outcome, response);
+      } finally {
+        if (holding) this.writers.release();
+      }
+    } catch (error) {
+      const mapped = asSqlError(error);
+      if (mapped instanceof ApiError) return fail(this.forRoute(mapped, request));
+      throw error;
+    }
+  }
+
+  private forRoute(error: ApiError, request: ExecRequest): ApiError {
+    if (request.kind === "rows" && /no such table/i.test(error.message)) {
+      return new ApiError("NOT_FOUND", error.message.replace(/^.*no such table/i, "no such table"));
+    }
+    return error;
+  }
+
+  private async replay(
+    saved: { lsn: number; requestHash: string; response: string },
+    hash: string,
+  ): Promise<Result<ExecResponse>> {
+    if (saved.requestHash !== hash) {
+      return fail(
+        new ApiError(
+          "IDEMPOTENCY_KEY_REUSED",
+          "this Idempotency-Key was used with a different request body",
+        ),
+      );
+    }
+    this.counters.replayed++;
+    const response = JSON.parse(saved.response) as ExecResponse;
+    const outcome = await this.waitFor(saved.lsn);
+    return this.answer(outcome, { ...response, replayed: true });
+  }
+
+  private answer(outcome: Outcome, response: ExecResponse): Result<ExecResponse> {
+    if (outcome === "acked") return ok(response);
+    if (outcome === "not-durable") {
+      return fail(
+        new ApiError(
+          "NOT_DURABLE",
+          "the commit was not acknowledged by a majority of the cluster in time; retry with the same Idempotency-Key",
+          { lsn: response.lsn, retryAfterSeconds: 1 },
+        ),
+      );
+    }
+    return fail(
+      new ApiError(
+        "COMMIT_TIMEOUT",
+        "the commit is written on the master but was not acknowledged in time; retry with the same Idempotency-Key",
+        { lsn: response.lsn },
+      ),
+    );
+  }
+
+  /** Runs the statements, appends the log record and saves the result: one transaction. */
+  private commitLocal(
+    request: ExecRequest,
+    guarded: GuardedStatement[],
+    key: string | undefined,
+    hash: string,
+  ): ExecResponse {
+    const sql = this.ctx.storage.sql;
+    const lsn = this.lsn + 1;
+    const ts = Date.now();
+    const statements = guarded.map((g) => ({ sql: g.sql, params: g.params }));
+    const body = encodeStatements(statements);
+    const bytes = bodyBytes(body);
+    let response: ExecResponse | null = null;
+    this.ctx.storage.transactionSync(() => {
+      const results: StatementResult[] = [];
+      let lastRowId = lastInsertRowId(sql);
+      for (const statement of guarded) {
+        sql.exec(statement.sql, ...statement.params).toArray();
+        if (statement.kind !== "write") {
+          results.push({ rowsWritten: 0, lastRowId: null });
+          continue;
+        }
+        const after = sql
+          .exec<{ c: number; r: number }>("SELECT changes() AS c, last_insert_rowid() AS r")
+          .one();
+        results.push({ rowsWritten: after.c, lastRowId: after.r !== lastRowId ? after.r : null });
+        lastRowId = after.r;
+      }
+      this.store.appendLog({ lsn, term: this.currentTerm, ts }, body, bytes);
+      response = { lsn, results, bookmark: encodeBookmark(lsn) };
+      if (key !== undefined) {
+        this.store.saveResult(
+          { key, requestHash: hash, lsn, response: JSON.stringify(response) },
+          ts,
+        );
+      }
+    });
+    this.lsn = lsn;
+    this.counters.commits++;
+    this.tail.set(lsn, { lsn, term: this.currentTerm, ts, statements });
+    if (this.tail.size > TAIL_CACHE_RECORDS) {
+      const oldest = this.tail.keys().next().value;
+      if (oldest !== undefined) this.tail.delete(oldest);
+    }
+    for (const entry of this.replicas.values()) entry.relay.pump();
+    if (response === null) throw new Error("commit produced no response");
+    void request;
+    return response;
+  }
+
+  // ------------------------------------------------------------ reads
+
+  async query(request: QueryRequest): Promise<Result<QueryResponse>> {
+    try {
+      this.ensureCluster(request.cluster);
+      const rows = runQuery(this.ctx.storage.sql, request.sql, request.params);
+      return ok({ rows, servedBy: "master", appliedLsn: this.lsn });
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+  }
+
+  // ------------------------------------------------------------ admin
+
+  async status(cluster: string): Promise<ClusterStatus> {
+    this.ensureCluster(cluster);
+    const now = Date.now();
+    const replicas: ReplicaStatus[] = [...this.replicas.values()].map((entry) => {
+      const oldest = entry.relay.oldestUnackedSentAt();
+      return {
+        id: entry.id,
+        state: entry.state,
+        ackedLsn: entry.relay.ackedLsn,
+        sentLsn: entry.relay.position ?? entry.relay.ackedLsn,
+        lagMs: oldest === null ? 0 : now - oldest,
+        bytesBehind: entry.relay.ackedLsn >= this.lsn ? 0 : this.store.bytesAfter(entry.relay.ackedLsn),
+        avgAckMs: Math.round(entry.avgAckMs * 10) / 10,
+        lastAckAt: entry.relay.lastAckAt,
+        leaseUntil: entry.state === "coherent" ? entry.leaseGrantedUntil : 0,
+        incoherentReason: entry.reason,
+        lastError: entry.relay.lastError,
+      };
+    });
+    return {
+      cluster: this.cluster,
+      master: {
+        lsn: this.lsn,
+        term: this.currentTerm,
+        writersBusy: this.writers.busy,
+        writersQueued: this.writers.queued,
+        waiter: {
+          outstanding: this.book.size,
+          peakOutstanding: this.counters.peakOutstanding,
+          handedOff: this.counters.handedOff,
+          inlineWaits: { ...this.counters.inlineWaits },
+        },
+        commits: this.counters.commits,
+        replayed: this.counters.replayed,
+        logRows: this.store.logStats().rows,
+      },
+      replicas,
+    };
+  }
+
+  async getTunables(cluster: string): Promise<Record<TunableName, TunableDescription>> {
+    this.ensureCluster(cluster);
+    return describeTunables(this.tunables);
+  }
+
+  async patchTunables(
+    cluster: string,
+    patch: unknown,
+  ): Promise<Result<Record<TunableName, TunableDescription>>> {
+    try {
+      this.ensureCluster(cluster);
+      const { next, changed } = applyPatch(this.tunables, patch);
+      const values: Record<string, unknown> = {};
+      for (const name of changed) values[name] = next[name];
+      this.ctx.storage.transactionSync(() => this.store.saveTunables(values));
+      this.tunables = next;
+      this.writers.setLimit(next.writer_concurrency);
+      // Replicas read their settings from every message: a heartbeat carries the change now.
+      for (const entry of this.replicas.values()) entry.relay.heartbeatIfDue();
+      return ok(describeTunables(next));
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+  }
+
+  async verify(cluster: string): Promise<VerifyReport> {
+    this.ensureCluster(cluster);
+    const lsn = this.lsn;
+    const mine = nodeChecksums(this.ctx.storage.sql, "master", lsn);
+    const others = await Promise.all(
+      [...this.replicas.keys()].map(async (id) => {
+        try {
+          return await this.replicaStub(id).checksums(id, lsn, 10_000);
+        } catch (error) {
+          return { node: id, error: error instanceof Error ? error.message : String(error) };
+        }
+      }),
+    );
+    const mismatches: string[] = [];
+    for (const node of others) {
+      if ("error" in node) {
+        mismatches.push(`${node.node}: unreachable (${node.error})`);
+        continue;
+      }
+      if (node.appliedLsn !== lsn) {
+        mismatches.push(`${node.node}: at LSN ${node.appliedLsn}, master at ${lsn}`);
+        continue;
+      }
+      if (node.schema !== mine.schema) mismatches.push(`${node.node}: schema differs`);
+      const names = new Set([...Object.keys(mine.tables), ...Object.keys(node.tables)]);
+      for (const name of names) {
+        const a = mine.tables[name];
+        const b = node.tables[name];
+        if (a?.checksum !== b?.checksum || a?.rows !== b?.rows) {
+          mismatches.push(`${node.node}: table ${name} differs`);
+        }
+      }
+    }
+    return { agree: mismatches.length === 0, lsn, nodes: [mine, ...others], mismatches };
+  }
+
+  // ------------------------------------------------------------ faults
+
+  private requireFaults(): void {
+    if (!this.tunables.debug_fault_injection) {
+      throw new ApiError(
+        "FORBIDDEN",
+        "fault injection is off: set the tunable debug_fault_injection to true first",
+      );
+    }
+  }
+
+  async crash(cluster: string): Promise<Result<{ crashed: true }>> {
+    try {
+      this.ensureCluster(cluster);
+      this.requireFaults();
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+    // Reset after this reply leaves, so the caller learns the crash was accepted.
+    setTimeout(() => this.ctx.abort("crashed through the fault route"), 0);
+    return ok({ crashed: true });
+  }
+
+  async setReplicaStopped(
+    cluster: string,
+    id: string,
+    stopped: boolean,
+  ): Promise<Result<{ id: string; stopped: boolean }>> {
+    try {
+      this.ensureCluster(cluster);
+      this.requireFaults();
+      const entry = this.replicas.get(id);
+      if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+      await this.replicaStub(id).setStopped(stopped);
+      if (!stopped) entry.relay.retryNow();
+      return ok({ id, stopped });
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+  }
+
+  replicaIds(cluster: string): string[] {
+    this.ensureCluster(cluster);
+    return [...this.replicas.keys()];
+  }
+}
+
+function lastInsertRowId(sql: SqlStorage): number {
+  return sql.exec<{ r: number }>("SELECT last_insert_rowid() AS r").one().r;
+}
+
+function randomInt64(): bigint {
+  const bytes = crypto.getRandomValues(new BigInt64Array(1));
+  return bytes[0] ?? 0n;
+}

@@ -1,0 +1,177 @@
+/**
+ * A relay streams the master's log to one replica over typed DO RPC, in LSN
+ * order, pipelined: up to `relay_window` batches in flight on one stub (calls
+ * on one stub arrive in order), and whatever accumulates while the window is
+ * full goes out as the next batch. It never waits for one batch's ack before
+ * sending the next, so an ack delay of D does not cap a replica at one batch
+ * per D. A failed call breaks the stub: the relay makes a new one, backs off,
+ * and resends from the last LSN the replica acked.
+ */
+import type { AppendRequest, AppendResponse, LogRecord, ReplicaSettings } from "../core/protocol";
+import type { ReplicaDO } from "./replica";
+
+export interface RelayHost {
+  cluster: string;
+  now(): number;
+  masterLsn(): number;
+  term(): number;
+  window(): number;
+  batchMaxRecords(): number;
+  heartbeatMs(): number;
+  settings(): ReplicaSettings;
+  readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[];
+  /** Lease to grant with a message sent now (0 when the replica may not serve strong reads). */
+  grantLease(id: string): number;
+  onAck(id: string, response: AppendResponse, rttMs: number, carriedRecords: boolean): void;
+  onFailure(id: string, error: unknown): void;
+  newStub(id: string): DurableObjectStub<ReplicaDO>;
+}
+
+const MAX_BATCH_BYTES = 2_000_000;
+const MIN_BACKOFF_MS = 20;
+const MAX_BACKOFF_MS = 2_000;
+
+export class Relay {
+  /** Highest LSN sent in the current generation; null until the replica told us where it is. */
+  private sentLsn: number | null = null;
+  ackedLsn = 0;
+  private inFlight = 0;
+  private generation = 0;
+  private stub: DurableObjectStub<ReplicaDO>;
+  private backoffMs = 0;
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  lastSentAt = 0;
+  lastAckAt: number | null = null;
+  lastError: string | null = null;
+  /** Consecutive failed calls; reset by any answer. */
+  failures = 0;
+  /** Send time of each batch not yet acked, oldest first: the lag's anchor. */
+  private readonly unacked: { lastLsn: number; sentAt: number }[] = [];
+
+  constructor(
+    readonly id: string,
+    private readonly host: RelayHost,
+  ) {
+    this.stub = host.newStub(id);
+  }
+
+  get position(): number | null {
+    return this.sentLsn;
+  }
+
+  /** Send time of the oldest batch still unacked, or null when nothing is outstanding. */
+  oldestUnackedSentAt(): number | null {
+    return this.unacked[0]?.sentAt ?? null;
+  }
+
+  /** Sends what the window allows; cheap to call after every commit and ack. */
+  pump(): void {
+    if (this.retryTimer !== null) return;
+    if (this.sentLsn === null) {
+      // Ask where the replica is before sending records it may already have.
+      if (this.inFlight === 0) this.send([]);
+      return;
+    }
+    const window = this.host.window();
+    while (this.inFlight < window && this.sentLsn < this.host.masterLsn()) {
+      const records = this.host.readLog(
+        this.sentLsn + 1,
+        this.host.batchMaxRecords(),
+        MAX_BATCH_BYTES,
+      );
+      if (records.length === 0) break;
+      this.send(records);
+    }
+  }
+
+  /** Sends a heartbeat if nothing went out for heartbeat_ms and the window has room. */
+  heartbeatIfDue(): void {
+    if (this.retryTimer !== null) return;
+    if (this.inFlight >= this.host.window()) return;
+    if (this.host.now() - this.lastSentAt < this.host.heartbeatMs()) return;
+    this.send([]);
+  }
+
+  private send(records: LogRecord[]): void {
+    const generation = this.generation;
+    const sentAt = this.host.now();
+    const last = records[records.length - 1];
+    if (last !== undefined) {
+      this.sentLsn = last.lsn;
+      this.unacked.push({ lastLsn: last.lsn, sentAt });
+    }
+    this.inFlight++;
+    this.lastSentAt = sentAt;
+    const request: AppendRequest = {
+      cluster: this.host.cluster,
+      replicaId: this.id,
+      term: this.host.term(),
+      sentAt,
+      masterLsn: this.host.masterLsn(),
+      leaseUntil: this.host.grantLease(this.id),
+      settings: this.host.settings(),
+      records,
+    };
+    this.stub.append(request).then(
+      (response) => this.onResponse(generation, response, records.length > 0),
+      (error: unknown) => this.onError(generation, error),
+    );
+  }
+
+  private onResponse(generation: number, response: AppendResponse, carried: boolean): void {
+    this.inFlight--;
+    this.failures = 0;
+    this.backoffMs = 0;
+    this.lastError = null;
+    const now = this.host.now();
+    this.lastAckAt = now;
+    if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;
+    while (this.unacked.length > 0 && (this.unacked[0]?.lastLsn ?? 0) <= this.ackedLsn) {
+      this.unacked.shift();
+    }
+    if (generation === this.generation) {
+      if (this.sentLsn === null) {
+        this.sentLsn = response.appliedLsn;
+      } else if (response.gap) {
+        // The replica is behind what we sent: start a new generation from its position.
+        this.generation++;
+        this.sentLsn = response.appliedLsn;
+        this.unacked.length = 0;
+      }
+    }
+    this.host.onAck(this.id, response, now - response.echoSentAt, carried);
+    this.pump();
+  }
+
+  private onError(generation: number, error: unknown): void {
+    this.inFlight--;
+    this.failures++;
+    this.lastError = error instanceof Error ? error.message : String(error);
+    if (generation === this.generation) {
+      this.generation++;
+      this.stub = this.host.newStub(this.id);
+      this.sentLsn = null;
+      this.unacked.length = 0;
+      this.backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, this.backoffMs * 2));
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        this.pump();
+      }, this.backoffMs);
+    }
+    this.host.onFailure(this.id, error);
+  }
+
+  /** Drops the backoff so the next pump retries at once (a replica was just started). */
+  retryNow(): void {
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.backoffMs = 0;
+    this.pump();
+  }
+
+  stop(): void {
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.generation++;
+  }
+}

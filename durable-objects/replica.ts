@@ -1,0 +1,147 @@
+/**
+ * A replica: applies the master's log strictly in LSN order, one transaction
+ * per batch, and acks its applied LSN. Records it already has are skipped and
+ * still acked; a batch that starts past its next LSN is answered with its
+ * applied LSN so the relay resends from there. It serves reads under the lease
+ * the master grants with every message.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { DueQueue } from "../core/due-queue";
+import { ApiError } from "../core/errors";
+import type {
+  AppendRequest,
+  AppendResponse,
+  LogRecord,
+  NodeChecksums,
+  QueryRequest,
+  ReplicaQueryOutcome,
+} from "../core/protocol";
+import { REPLICA_MIGRATIONS, migrate } from "../migrations";
+import { nodeChecksums, runQuery } from "./sql-helpers";
+
+export class ReplicaDO extends DurableObject<Env> {
+  private appliedLsn = 0;
+  private identity = "";
+  private stopped = false;
+  private leaseUntil = 0;
+  private readonly ackDelays = new DueQueue();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, REPLICA_MIGRATIONS);
+      for (const row of ctx.storage.sql.exec<{ key: string; value: string }>(
+        "SELECT key, value FROM _repl_meta",
+      )) {
+        if (row.key === "applied_lsn") this.appliedLsn = Number(row.value);
+        if (row.key === "identity") this.identity = row.value;
+        if (row.key === "stopped") this.stopped = row.value === "1";
+      }
+    });
+  }
+
+  /** Applies a batch (or a heartbeat: no records) and returns the ack. */
+  async append(request: AppendRequest): Promise<AppendResponse> {
+    this.ackDelays.drain();
+    if (this.stopped) throw new Error(`${request.replicaId} is stopped`);
+    if (this.identity === "") this.setMeta("identity", `${request.cluster}/${request.replicaId}`);
+    if (request.settings.applyDelayMs > 0) await sleep(request.settings.applyDelayMs);
+    if (this.stopped) throw new Error(`${request.replicaId} is stopped`);
+    const outcome = this.applyBatch(request.records);
+    // The lease is taken only after the records that came with it are applied.
+    this.leaseUntil = outcome.gap ? 0 : request.leaseUntil;
+    const response: AppendResponse = {
+      appliedLsn: this.appliedLsn,
+      gap: outcome.gap,
+      echoSentAt: request.sentAt,
+      skipped: outcome.skipped,
+      applied: outcome.applied,
+    };
+    await this.ackDelays.wait(request.settings.ackDelayMs);
+    return response;
+  }
+
+  private applyBatch(records: readonly LogRecord[]): {
+    gap: boolean;
+    skipped: number;
+    applied: number;
+  } {
+    let skipped = 0;
+    let applied = 0;
+    let gap = false;
+    const sql = this.ctx.storage.sql;
+    this.ctx.storage.transactionSync(() => {
+      for (const record of records) {
+        if (record.lsn <= this.appliedLsn + applied) {
+          skipped++;
+          continue;
+        }
+        if (record.lsn !== this.appliedLsn + applied + 1) {
+          gap = true;
+          break;
+        }
+        for (const statement of record.statements) sql.exec(statement.sql, ...statement.params);
+        applied++;
+      }
+      if (applied > 0) {
+        sql.exec(
+          "INSERT OR REPLACE INTO _repl_meta (key, value) VALUES ('applied_lsn', ?)",
+          String(this.appliedLsn + applied),
+        );
+      }
+    });
+    this.appliedLsn += applied;
+    return { gap, skipped, applied };
+  }
+
+  async query(request: QueryRequest, servedBy: string): Promise<ReplicaQueryOutcome> {
+    this.ackDelays.drain();
+    if (this.stopped) return { kind: "redirect", reason: "replica stopped" };
+    if (this.identity === "") return { kind: "redirect", reason: "replica not initialised" };
+    if (request.consistency === "strong" && !(Date.now() < this.leaseUntil)) {
+      return { kind: "redirect", reason: "no valid lease" };
+    }
+    if (request.consistency === "bookmark" && this.appliedLsn < request.minLsn) {
+      return { kind: "redirect", reason: "behind the bookmark" };
+    }
+    try {
+      const rows = runQuery(this.ctx.storage.sql, request.sql, request.params);
+      return { kind: "rows", response: { rows, servedBy, appliedLsn: this.appliedLsn } };
+    } catch (error) {
+      if (error instanceof ApiError) return { kind: "error", error: error.toBody() };
+      throw error;
+    }
+  }
+
+  /** Checksums once this replica has applied `atLsn` (waits up to `waitMs`). */
+  async checksums(node: string, atLsn: number, waitMs: number): Promise<NodeChecksums> {
+    if (this.stopped) throw new Error(`${node} is stopped`);
+    const until = Date.now() + waitMs;
+    while (this.appliedLsn < atLsn && Date.now() < until) await sleep(20);
+    return nodeChecksums(this.ctx.storage.sql, node, this.appliedLsn);
+  }
+
+  /** Fault hook (the master checks debug_fault_injection before calling). */
+  async setStopped(stopped: boolean): Promise<void> {
+    this.stopped = stopped;
+    this.leaseUntil = 0;
+    this.setMeta("stopped", stopped ? "1" : "0");
+  }
+
+  async appliedPosition(): Promise<{ appliedLsn: number; stopped: boolean }> {
+    return { appliedLsn: this.appliedLsn, stopped: this.stopped };
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.ctx.storage.sql.exec(
+      "INSERT OR REPLACE INTO _repl_meta (key, value) VALUES (?, ?)",
+      key,
+      value,
+    );
+    if (key === "identity") this.identity = value;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

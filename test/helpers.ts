@@ -1,0 +1,83 @@
+/**
+ * Test helpers: real HTTP requests through the front door (the Worker's own
+ * fetch handler inside workerd), with the development tokens.
+ */
+import { exports } from "cloudflare:workers";
+
+export const ADMIN = "dev-admin-token";
+export const DATA = "dev-data-token";
+
+export interface ApiResult<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function call<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  options: { body?: unknown; raw?: string; token?: string | null; headers?: Record<string, string> } = {},
+): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = { "content-type": "application/json", ...options.headers };
+  const token = options.token === undefined ? (path.startsWith("/admin") ? ADMIN : DATA) : options.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  const response = await exports.default.fetch(
+    new Request(`http://cluster.test${path}`, { method, headers, body }),
+  );
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`non-JSON response ${response.status}: ${text.slice(0, 200)}`);
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+export const exec = (cluster: string, statements: { sql: string; params?: unknown[] }[], key?: string) =>
+  call("POST", `/v1/clusters/${cluster}/exec`, {
+    body: { statements },
+    ...(key === undefined ? {} : { headers: { "idempotency-key": key } }),
+  });
+
+export const query = (cluster: string, sql: string, extra: Record<string, unknown> = {}) =>
+  call<{ rows: Record<string, unknown>[]; servedBy: string; appliedLsn: number }>(
+    "POST",
+    `/v1/clusters/${cluster}/query`,
+    { body: { sql, ...extra } },
+  );
+
+export const status = (cluster: string) => call<StatusBody>("GET", `/admin/clusters/${cluster}/status`);
+
+export const patchTunables = (cluster: string, patch: Record<string, unknown>) =>
+  call("PATCH", `/admin/clusters/${cluster}/tunables`, { body: patch });
+
+export const verify = (cluster: string) =>
+  call<{ agree: boolean; lsn: number; mismatches: string[] }>("POST", `/admin/clusters/${cluster}/verify`);
+
+export interface StatusBody {
+  master: { lsn: number; waiter: { outstanding: number; handedOff: number } };
+  replicas: { id: string; state: string; ackedLsn: number; lagMs: number; incoherentReason: string | null }[];
+}
+
+export async function waitUntil(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 20_000,
+  everyMs = 50,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+let counter = 0;
+/** A fresh cluster name per test, so tests in one file do not share state. */
+export function freshCluster(prefix: string): string {
+  counter++;
+  return `${prefix}-${counter}-${Math.floor(Math.random() * 1e6)}`;
+}

@@ -1,0 +1,10 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+  test: {
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});

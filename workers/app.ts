@@ -1,0 +1,34 @@
+/**
+ * The front door: one Hono app composed from route modules, with one error
+ * handler that turns every failure into shared/API.md's error body.
+ */
+import { Hono } from "hono";
+import { ApiError } from "../core/errors";
+import { errorResponse, toApiError } from "./errors";
+import { admin } from "./routes/admin";
+import { data } from "./routes/data";
+
+export const app = new Hono<{ Bindings: Env }>();
+
+app.get("/", (c) =>
+  c.json({
+    name: "dosqlite-cluster",
+    routes: [
+      "POST /v1/clusters/{cluster}/exec",
+      "POST /v1/clusters/{cluster}/tables/{table}/rows",
+      "POST /v1/clusters/{cluster}/query",
+      "GET /admin/clusters/{cluster}/status",
+      "GET|PATCH /admin/clusters/{cluster}/tunables",
+      "POST /admin/clusters/{cluster}/verify",
+    ],
+  }),
+);
+
+app.route("/v1/clusters", data);
+app.route("/admin/clusters", admin);
+
+app.notFound((c) =>
+  errorResponse(c, new ApiError("NOT_FOUND", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`)),
+);
+
+app.onError((error, c) => errorResponse(c, toApiError(error)));

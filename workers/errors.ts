@@ -1,0 +1,44 @@
+/**
+ * The one place errors become HTTP: ApiError -> its status and body; a failed
+ * DO call (reset, overloaded, unreachable) -> 503 UNAVAILABLE with Retry-After,
+ * which a client may retry with the same Idempotency-Key.
+ */
+import type { Context } from "hono";
+import { ApiError, type ErrorBody } from "../core/errors";
+
+export function errorResponse(c: Context, error: ApiError): Response {
+  const body: Record<string, unknown> = { code: error.code, message: error.message };
+  if (error.details !== undefined) Object.assign(body, error.details);
+  const headers: Record<string, string> = {};
+  if (error.status === 503) headers["Retry-After"] = String(error.details?.retryAfterSeconds ?? 1);
+  return c.json({ error: body }, error.status as 400, headers);
+}
+
+export function fromBody(body: ErrorBody): ApiError {
+  return ApiError.fromBody(body);
+}
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const flags = error as { retryable?: boolean; overloaded?: boolean; durableObjectReset?: boolean };
+  const message = error instanceof Error ? error.message : String(error);
+  if (flags?.retryable || flags?.overloaded || flags?.durableObjectReset || isTransient(message)) {
+    return new ApiError(
+      "UNAVAILABLE",
+      "the cluster could not complete the request right now; retry (with the same Idempotency-Key for writes)",
+      { retryAfterSeconds: 1 },
+      error,
+    );
+  }
+  console.error("unexpected error", error);
+  return new ApiError(
+    "UNAVAILABLE",
+    "internal error; retry (with the same Idempotency-Key for writes)",
+    { retryAfterSeconds: 1 },
+    error,
+  );
+}
+
+function isTransient(message: string): boolean {
+  return /reset|abort|network|disconnect|overload|crash|broken|exceeded|connection/i.test(message);
+}

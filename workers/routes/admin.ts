@@ -1,0 +1,57 @@
+/**
+ * The admin plane: status, tunables, verify and the fault routes.
+ */
+import { Hono } from "hono";
+import { ApiError, type Result } from "../../core/errors";
+import { checkCluster, masterStub } from "../cluster";
+import { errorResponse, fromBody } from "../errors";
+import { requireToken } from "../middleware/auth";
+import { readJson } from "../middleware/json";
+
+export const admin = new Hono<{ Bindings: Env }>();
+
+admin.use("*", requireToken("admin"));
+
+admin.get("/:cluster/status", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  return c.json(await masterStub(c.env, cluster).status(cluster));
+});
+
+admin.get("/:cluster/tunables", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  return c.json(await masterStub(c.env, cluster).getTunables(cluster));
+});
+
+admin.patch("/:cluster/tunables", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const patch = await readJson(c);
+  const result = (await masterStub(c.env, cluster).patchTunables(cluster, patch)) as Result<unknown>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
+});
+
+admin.post("/:cluster/verify", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  return c.json(await masterStub(c.env, cluster).verify(cluster));
+});
+
+admin.post("/:cluster/master/crash", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const result = (await masterStub(c.env, cluster).crash(cluster)) as Result<unknown>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value, 202);
+});
+
+admin.post("/:cluster/replicas/:id/:action{stop|start}", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  if (!/^replica-[0-9]{1,4}$/.test(id)) throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
+  const stopped = c.req.param("action") === "stop";
+  const result = (await masterStub(c.env, cluster).setReplicaStopped(
+    cluster,
+    id,
+    stopped,
+  )) as Result<unknown>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
+});

@@ -1,0 +1,180 @@
+/**
+ * The data plane: exec, rows and query (shared/API.md).
+ */
+import { Hono } from "hono";
+import { z } from "zod";
+import { ApiError, type Result } from "../../core/errors";
+import {
+  type Consistency,
+  type ExecResponse,
+  type QueryRequest,
+  type QueryResponse,
+  type ReplicaQueryOutcome,
+  type Statement,
+  decodeBookmark,
+} from "../../core/protocol";
+import { checkCluster, masterStub, randomReplicaId, replicaStub } from "../cluster";
+import { errorResponse, fromBody, toApiError } from "../errors";
+import { requireToken } from "../middleware/auth";
+import { validBody } from "../middleware/json";
+
+export const MAX_STATEMENTS = 1000;
+export const MAX_ROWS = 1000;
+export const MAX_SQL_CHARS = 100_000;
+export const MAX_PARAMS = 100;
+
+const sqlValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+const statementSchema = z.object({
+  sql: z.string().min(1, "must not be empty").max(MAX_SQL_CHARS, `at most ${MAX_SQL_CHARS} characters`),
+  params: z.array(sqlValue).max(MAX_PARAMS, `at most ${MAX_PARAMS} parameters`).default([]),
+});
+
+const execSchema = z.strictObject({
+  statements: z
+    .array(statementSchema)
+    .min(1, "at least one statement")
+    .max(MAX_STATEMENTS, `at most ${MAX_STATEMENTS} statements`),
+});
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+const rowsSchema = z.strictObject({
+  rows: z
+    .array(z.record(z.string(), sqlValue))
+    .min(1, "at least one row")
+    .max(MAX_ROWS, `at most ${MAX_ROWS} rows`),
+});
+
+const querySchema = z.strictObject({
+  sql: z.string().min(1, "must not be empty").max(MAX_SQL_CHARS),
+  params: z.array(sqlValue).max(MAX_PARAMS).default([]),
+  consistency: z.enum(["strong", "bookmark", "any"]).default("strong"),
+  bookmark: z.string().max(64).optional(),
+});
+
+type SqlParam = z.infer<typeof sqlValue>;
+
+/** Booleans travel as SQLite does store them: 1 and 0. */
+const toSql = (v: SqlParam) => (typeof v === "boolean" ? (v ? 1 : 0) : v);
+
+function idempotencyKey(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (header.length === 0 || header.length > 128 || !/^[\x21-\x7e]+$/.test(header)) {
+    throw new ApiError(
+      "BAD_REQUEST",
+      "Idempotency-Key must be 1-128 printable ASCII characters without spaces",
+    );
+  }
+  return header;
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function quoteIdent(name: string): string {
+  return `"${name}"`;
+}
+
+export const data = new Hono<{ Bindings: Env }>();
+
+data.use("*", requireToken("data"));
+
+async function runExec(
+  env: Env,
+  cluster: string,
+  kind: "exec" | "rows",
+  statements: Statement[],
+  key: string | undefined,
+  hashInput: string,
+): Promise<Result<ExecResponse>> {
+  const requestHash = key === undefined ? undefined : await sha256Hex(hashInput);
+  return (await masterStub(env, cluster).exec({
+    cluster,
+    kind,
+    statements,
+    ...(key === undefined ? {} : { idempotencyKey: key, requestHash }),
+  })) as Result<ExecResponse>;
+}
+
+data.post("/:cluster/exec", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const key = idempotencyKey(c.req.header("idempotency-key"));
+  const body = await validBody(c, execSchema);
+  const statements = body.statements.map((s) => ({ sql: s.sql, params: s.params.map(toSql) }));
+  const result = await runExec(c.env, cluster, "exec", statements, key, `exec\n${JSON.stringify(statements)}`);
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
+});
+
+data.post("/:cluster/tables/:table/rows", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const table = c.req.param("table");
+  if (!IDENT.test(table)) {
+    throw new ApiError("BAD_REQUEST", "a table name is letters, digits and _, not starting with a digit", {
+      table: table.slice(0, 80),
+    });
+  }
+  const key = idempotencyKey(c.req.header("idempotency-key"));
+  const body = await validBody(c, rowsSchema);
+  const statements: Statement[] = body.rows.map((row, i) => {
+    const columns = Object.keys(row);
+    if (columns.length === 0) throw new ApiError("BAD_REQUEST", `rows.${i}: a row needs at least one column`);
+    if (columns.length > MAX_PARAMS) {
+      throw new ApiError("BAD_REQUEST", `rows.${i}: at most ${MAX_PARAMS} columns`);
+    }
+    for (const column of columns) {
+      if (!IDENT.test(column)) {
+        throw new ApiError("BAD_REQUEST", `rows.${i}: invalid column name`, {
+          column: column.slice(0, 80),
+        });
+      }
+    }
+    return {
+      sql: `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+      params: columns.map((col) => toSql(row[col] ?? null)),
+    };
+  });
+  const result = await runExec(c.env, cluster, "rows", statements, key, `rows\n${table}\n${JSON.stringify(statements)}`);
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
+});
+
+data.post("/:cluster/query", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const body = await validBody(c, querySchema);
+  let minLsn = 0;
+  if (body.consistency === "bookmark") {
+    const lsn = body.bookmark === undefined ? null : decodeBookmark(body.bookmark);
+    if (lsn === null) {
+      throw new ApiError("BAD_REQUEST", "consistency \"bookmark\" needs the bookmark a write returned");
+    }
+    minLsn = lsn;
+  }
+  const request: QueryRequest = {
+    cluster,
+    sql: body.sql,
+    params: body.params.map(toSql),
+    consistency: body.consistency as Consistency,
+    minLsn,
+  };
+  const id = randomReplicaId(c.env);
+  if (id !== null) {
+    try {
+      const outcome = (await replicaStub(c.env, cluster, id).query(
+        request,
+        id,
+      )) as ReplicaQueryOutcome;
+      if (outcome.kind === "rows") return c.json(outcome.response);
+      if (outcome.kind === "error") return errorResponse(c, fromBody(outcome.error));
+    } catch (error) {
+      // An unreachable replica is no reason to fail a read: the master serves it.
+      console.warn(`read on ${id} failed, falling back to the master`, toApiError(error).message);
+    }
+  }
+  const result = (await masterStub(c.env, cluster).query(request)) as Result<QueryResponse>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
+});
