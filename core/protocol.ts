@@ -84,9 +84,31 @@ export interface AppendRequest {
   leaseUntil: number;
   settings: ReplicaSettings;
   records: LogRecord[];
+  /**
+   * The replica is too far behind for live records (logput_window_bytes): it
+   * should pull the log in order from the master until it is caught up.
+   */
+  pull: boolean;
+}
+
+/** Replica -> master: the next records from `fromLsn`, in order. */
+export interface PullRequest {
+  cluster: string;
+  replicaId: string;
+  fromLsn: number;
+  maxRecords: number;
+}
+
+export interface PullResponse {
+  records: LogRecord[];
+  masterLsn: number;
+  /** The records reach the master's LSN: live records resume after them. */
+  caughtUp: boolean;
 }
 
 export interface AppendResponse {
+  /** Set when the replica refused the message (stopped by the fault hook). */
+  refused?: string;
   /** Highest LSN applied, which covers every earlier LSN. */
   appliedLsn: number;
   /** True when the batch started past appliedLsn + 1: resend from appliedLsn + 1. */
@@ -123,6 +145,8 @@ export interface ReplicaStatus {
   leaseUntil: number;
   incoherentReason: string | null;
   lastError: string | null;
+  /** Catching up by pulling the log (logput_window) rather than taking live records. */
+  pulling: boolean;
 }
 
 export interface ClusterStatus {

@@ -124,9 +124,35 @@ interface SingleStatement {
   hadSemicolon: boolean;
 }
 
+function isCreateTrigger(tokens: readonly Token[]): boolean {
+  const [first, second, third] = tokens.slice(0, 3).map(upper);
+  if (first !== "CREATE") return false;
+  return (
+    second === "TRIGGER" || ((second === "TEMP" || second === "TEMPORARY") && third === "TRIGGER")
+  );
+}
+
+/**
+ * A CREATE TRIGGER body holds `;`-terminated statements up to its END, so the
+ * statement's own `;` can only come after that END. CASE ... END pairs in the
+ * body do not close it. Returns where to look for the `;`: 0 for other statements.
+ */
+function triggerEnd(tokens: readonly Token[]): number {
+  if (!isCreateTrigger(tokens)) return 0;
+  let openCases = 0;
+  for (const [i, token] of tokens.entries()) {
+    const word = upper(token);
+    if (word === "CASE") openCases++;
+    else if (word === "END" && openCases > 0) openCases--;
+    else if (word === "END") return i + 1;
+  }
+  throw new ApiError("INVALID_SQL", "CREATE TRIGGER body has no END");
+}
+
 function singleStatement(sql: string): SingleStatement {
   const all = tokenize(sql);
-  const semicolon = all.findIndex((token) => token.type === "semicolon");
+  const from = triggerEnd(all);
+  const semicolon = all.findIndex((token, i) => i >= from && token.type === "semicolon");
   if (semicolon >= 0 && semicolon < all.length - 1) {
     throw new ApiError(
       "INVALID_SQL",

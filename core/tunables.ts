@@ -101,7 +101,8 @@ const SPECS = {
     default: 4,
     min: 1,
     max: 64,
-    description: "Batches in flight per replica; what accumulates while the window is full goes out as the next batch.",
+    description:
+      "Batches in flight per replica; what accumulates while the window is full goes out as the next batch.",
   },
   relay_batch_max_records: {
     type: "int",
@@ -134,7 +135,9 @@ const SPECS = {
 } as const satisfies Record<string, Spec>;
 
 export type TunableName = keyof typeof SPECS;
-export type Tunables = { [K in TunableName]: (typeof SPECS)[K]["default"] extends boolean ? boolean : number };
+export type Tunables = {
+  [K in TunableName]: (typeof SPECS)[K]["default"] extends boolean ? boolean : number;
+};
 
 export const TUNABLE_NAMES = Object.keys(SPECS) as TunableName[];
 
@@ -183,7 +186,8 @@ function checkValue(name: TunableName, value: unknown): boolean | number {
   }
   if (typeof value !== "number" || !Number.isFinite(value)) throw bad(`expected a ${spec.type}`);
   if (spec.type === "int" && !Number.isInteger(value)) throw bad("expected an integer");
-  if (value < spec.min || value > spec.max) throw bad(`must be between ${spec.min} and ${spec.max}`);
+  if (value < spec.min || value > spec.max)
+    throw bad(`must be between ${spec.min} and ${spec.max}`);
   return value;
 }
 
@@ -191,7 +195,10 @@ function checkValue(name: TunableName, value: unknown): boolean | number {
  * Validates a whole PATCH and returns the merged tunables, or throws for the
  * first bad entry: unknown names first, then values, so nothing is half-applied.
  */
-export function applyPatch(current: Tunables, patch: unknown): { next: Tunables; changed: TunableName[] } {
+export function applyPatch(
+  current: Tunables,
+  patch: unknown,
+): { next: Tunables; changed: TunableName[] } {
   if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
     throw new ApiError("BAD_REQUEST", "expected a JSON object of tunable names to values");
   }
@@ -199,7 +206,9 @@ export function applyPatch(current: Tunables, patch: unknown): { next: Tunables;
   if (entries.length === 0) throw new ApiError("BAD_REQUEST", "no tunables given");
   const unknown = entries.map(([k]) => k).filter((k) => !isTunableName(k));
   if (unknown.length > 0) {
-    throw new ApiError("UNKNOWN_TUNABLE", `unknown tunable: ${unknown.join(", ")}`, { names: unknown });
+    throw new ApiError("UNKNOWN_TUNABLE", `unknown tunable: ${unknown.join(", ")}`, {
+      names: unknown,
+    });
   }
   const next = { ...current } as Record<TunableName, boolean | number>;
   const changed: TunableName[] = [];

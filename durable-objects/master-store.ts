@@ -29,26 +29,49 @@ export class MasterStore {
   }
 
   lastLsn(): number {
-    const row = this.sql.exec<{ lsn: number | null }>("SELECT MAX(lsn) AS lsn FROM _repl_log").one();
+    const row = this.sql
+      .exec<{ lsn: number | null }>("SELECT MAX(lsn) AS lsn FROM _repl_log")
+      .one();
     return row.lsn ?? Number(this.getMeta("truncated_through") ?? 0);
   }
 
-  appendLog(record: { lsn: number; term: number; ts: number }, body: string, bytes: number): void {
+  appendLog(
+    record: { lsn: number; term: number; ts: number },
+    body: string,
+    bytes: number,
+    endOffset: number,
+  ): void {
     this.sql.exec(
-      "INSERT INTO _repl_log (lsn, term, ts, body, bytes) VALUES (?, ?, ?, ?, ?)",
+      "INSERT INTO _repl_log (lsn, term, ts, body, bytes, end_offset) VALUES (?, ?, ?, ?, ?, ?)",
       record.lsn,
       record.term,
       record.ts,
       body,
       bytes,
+      endOffset,
     );
+  }
+
+  /** Byte position of the log after `lsn` (0 before the first record). */
+  endOffsetAt(lsn: number): number {
+    if (lsn <= 0) return 0;
+    const rows = this.sql
+      .exec<{ end_offset: number }>("SELECT end_offset FROM _repl_log WHERE lsn = ?", lsn)
+      .toArray();
+    return rows[0]?.end_offset ?? 0;
   }
 
   /** Records from `fromLsn` on, at most `maxRecords` and about `maxBytes` (at least one). */
   readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
     const out: LogRecord[] = [];
     let bytes = 0;
-    for (const row of this.sql.exec<{ lsn: number; term: number; ts: number; body: string; bytes: number }>(
+    for (const row of this.sql.exec<{
+      lsn: number;
+      term: number;
+      ts: number;
+      body: string;
+      bytes: number;
+    }>(
       "SELECT lsn, term, ts, body, bytes FROM _repl_log WHERE lsn >= ? ORDER BY lsn LIMIT ?",
       fromLsn,
       maxRecords,
@@ -58,14 +81,6 @@ export class MasterStore {
       out.push(decodeRecord(row));
     }
     return out;
-  }
-
-  /** Bytes of log records after `lsn` (how far a replica is behind). */
-  bytesAfter(lsn: number): number {
-    const row = this.sql
-      .exec<{ b: number | null }>("SELECT SUM(bytes) AS b FROM _repl_log WHERE lsn > ?", lsn)
-      .one();
-    return row.b ?? 0;
   }
 
   logStats(): { rows: number; bytes: number } {

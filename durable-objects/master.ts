@@ -10,12 +10,13 @@ import { AckBook, type NodeView, type Outcome } from "../core/ack-book";
 import { ApiError, type Result, fail, ok } from "../core/errors";
 import { bodyBytes, encodeStatements } from "../core/log-codec";
 import {
-  type AppendResponse,
   type ClusterStatus,
   type ExecRequest,
   type ExecResponse,
   type LogRecord,
   type NodeChecksums,
+  type PullRequest,
+  type PullResponse,
   type QueryRequest,
   type QueryResponse,
   type ReplicaSettings,
@@ -58,6 +59,7 @@ const TAIL_CACHE_RECORDS = 4096;
 const TICK_MS = 50;
 const PRUNE_EVERY_MS = 60_000;
 const ALARM_BACKSTOP_MS = 30_000;
+const PULL_MAX_BYTES = 4_000_000;
 
 export interface VerifyReport {
   agree: boolean;
@@ -70,6 +72,8 @@ export class MasterDO extends DurableObject<Env> {
   private cluster = "";
   private readonly store: MasterStore;
   private lsn = 0;
+  /** Byte position of the end of the log (sum of record sizes ever appended). */
+  private logEnd = 0;
   private currentTerm = 0;
   private tunables: Tunables = defaultTunables();
   private readonly writers = new Semaphore(8);
@@ -101,6 +105,7 @@ export class MasterDO extends DurableObject<Env> {
       this.tunables = this.store.loadTunables();
       this.writers.setLimit(this.tunables.writer_concurrency);
       this.lsn = this.store.lastLsn();
+      this.logEnd = this.store.endOffsetAt(this.lsn);
       this.answeredHighLsn = 0;
       this.currentTerm = Number(this.store.getMeta("term") ?? 0) + 1;
       this.store.setMeta("term", String(this.currentTerm));
@@ -129,7 +134,10 @@ export class MasterDO extends DurableObject<Env> {
       let entry = saved.get(id);
       if (entry === undefined) {
         // A new replica of a new cluster has applied nothing and nothing was committed.
-        entry = this.lsn === 0 ? { state: "coherent", reason: null } : { state: "incoherent", reason: "new" };
+        entry =
+          this.lsn === 0
+            ? { state: "coherent", reason: null }
+            : { state: "incoherent", reason: "new" };
         this.store.saveReplicaState(id, entry.state, entry.reason);
       }
       this.replicas.set(id, {
@@ -196,8 +204,25 @@ export class MasterDO extends DurableObject<Env> {
     if (entry.state !== "coherent") {
       entry.state = "catching-up";
       if (entry.relay.ackedLsn >= this.coherencyThreshold()) this.markCoherent(entry);
+      else this.choosePullMode(entry);
     }
     this.runPass();
+  }
+
+  private bytesBehind(entry: ReplicaEntry): number {
+    const acked = entry.relay.ackedLsn;
+    return acked >= this.lsn ? 0 : this.logEnd - this.store.endOffsetAt(acked);
+  }
+
+  /**
+   * logput_window: a replica out of the wait sets and more than the window
+   * behind gets no live records (they would arrive far ahead of where it is)
+   * and pulls the log in order instead.
+   */
+  private choosePullMode(entry: ReplicaEntry): void {
+    const window = this.tunables.logput_window_bytes;
+    if (entry.state === "coherent" || window === 0 || entry.relay.pulling) return;
+    if (this.bytesBehind(entry) > window) entry.relay.startPulling();
   }
 
   private onFailure(id: string): void {
@@ -229,6 +254,7 @@ export class MasterDO extends DurableObject<Env> {
     entry.reason = null;
     this.store.saveReplicaState(entry.id, "coherent", null);
     this.book.joinWaits(entry.id, entry.relay.ackedLsn);
+    entry.relay.resumeLive(entry.relay.ackedLsn);
   }
 
   private markIncoherent(entry: ReplicaEntry, reason: string): void {
@@ -237,6 +263,7 @@ export class MasterDO extends DurableObject<Env> {
     entry.reason = reason;
     this.counters.incoherentMarks[reason] = (this.counters.incoherentMarks[reason] ?? 0) + 1;
     this.store.saveReplicaState(entry.id, "incoherent", reason);
+    this.choosePullMode(entry);
   }
 
   /** A coherent replica that has answered nothing for rep_timeout_ms is marked incoherent. */
@@ -316,11 +343,14 @@ export class MasterDO extends DurableObject<Env> {
   /** Heartbeats, unreachable checks, pruning; keeps running while the master lives. */
   private scheduleTick(): void {
     if (this.tickTimer !== null) return;
-    this.tickTimer = setTimeout(() => {
-      this.tickTimer = null;
-      this.tick();
-      this.scheduleTick();
-    }, Math.min(TICK_MS, this.tunables.heartbeat_ms));
+    this.tickTimer = setTimeout(
+      () => {
+        this.tickTimer = null;
+        this.tick();
+        this.scheduleTick();
+      },
+      Math.min(TICK_MS, this.tunables.heartbeat_ms),
+    );
   }
 
   private tick(): void {
@@ -466,7 +496,6 @@ export class MasterDO extends DurableObject<Env> {
     let response: ExecResponse | null = null;
     this.ctx.storage.transactionSync(() => {
       const results: StatementResult[] = [];
-      let lastRowId = lastInsertRowId(sql);
       for (const statement of guarded) {
         sql.exec(statement.sql, ...statement.params).toArray();
         if (statement.kind !== "write") {
@@ -476,10 +505,10 @@ export class MasterDO extends DurableObject<Env> {
         const after = sql
           .exec<{ c: number; r: number }>("SELECT changes() AS c, last_insert_rowid() AS r")
           .one();
-        results.push({ rowsWritten: after.c, lastRowId: after.r !== lastRowId ? after.r : null });
-        lastRowId = after.r;
+        const inserted = after.c > 0 && INSERT_FIRST.test(statement.sql);
+        results.push({ rowsWritten: after.c, lastRowId: inserted ? after.r : null });
       }
-      this.store.appendLog({ lsn, term: this.currentTerm, ts }, body, bytes);
+      this.store.appendLog({ lsn, term: this.currentTerm, ts }, body, bytes, this.logEnd + bytes);
       response = { lsn, results, bookmark: encodeBookmark(lsn) };
       if (key !== undefined) {
         this.store.saveResult(
@@ -489,6 +518,7 @@ export class MasterDO extends DurableObject<Env> {
       }
     });
     this.lsn = lsn;
+    this.logEnd += bytes;
     this.counters.commits++;
     this.tail.set(lsn, { lsn, term: this.currentTerm, ts, statements });
     if (this.tail.size > TAIL_CACHE_RECORDS) {
@@ -499,6 +529,21 @@ export class MasterDO extends DurableObject<Env> {
     if (response === null) throw new Error("commit produced no response");
     void request;
     return response;
+  }
+
+  /** A replica catching up fetches the next records; its `fromLsn` acks everything before. */
+  async pullLog(request: PullRequest): Promise<PullResponse> {
+    this.ensureCluster(request.cluster);
+    const entry = this.replicas.get(request.replicaId);
+    if (entry === undefined) throw new Error(`no replica ${request.replicaId}`);
+    entry.relay.noteApplied(request.fromLsn - 1);
+    this.onAck(entry.id, 0, false);
+    const maxRecords = Math.max(1, Math.min(request.maxRecords, 10_000));
+    const records = this.store.readLog(request.fromLsn, maxRecords, PULL_MAX_BYTES);
+    const through = records[records.length - 1]?.lsn ?? request.fromLsn - 1;
+    const caughtUp = through >= this.lsn;
+    if (caughtUp) entry.relay.resumeLive(through);
+    return { records, masterLsn: this.lsn, caughtUp };
   }
 
   // ------------------------------------------------------------ reads
@@ -527,7 +572,8 @@ export class MasterDO extends DurableObject<Env> {
         ackedLsn: entry.relay.ackedLsn,
         sentLsn: entry.relay.position ?? entry.relay.ackedLsn,
         lagMs: oldest === null ? 0 : now - oldest,
-        bytesBehind: entry.relay.ackedLsn >= this.lsn ? 0 : this.store.bytesAfter(entry.relay.ackedLsn),
+        bytesBehind: this.bytesBehind(entry),
+        pulling: entry.relay.pulling,
         avgAckMs: Math.round(entry.avgAckMs * 10) / 10,
         lastAckAt: entry.relay.lastAckAt,
         leaseUntil: entry.state === "coherent" ? entry.leaseGrantedUntil : 0,
@@ -667,9 +713,8 @@ export class MasterDO extends DurableObject<Env> {
   }
 }
 
-function lastInsertRowId(sql: SqlStorage): number {
-  return sql.exec<{ r: number }>("SELECT last_insert_rowid() AS r").one().r;
-}
+/** lastRowId is reported for INSERT and REPLACE statements (leading comments allowed). */
+const INSERT_FIRST = /^(?:\s|--[^\n]*\n|\/\*[\s\S]*?\*\/)*(?:insert|replace)\b/i;
 
 function randomInt64(): bigint {
   const bytes = crypto.getRandomValues(new BigInt64Array(1));

@@ -45,6 +45,11 @@ export class Relay {
   lastError: string | null = null;
   /** Consecutive failed calls; reset by any answer. */
   failures = 0;
+  /**
+   * Pull mode (logput_window): no live records, only heartbeats that tell the
+   * replica to pull the log in order; live records resume once it caught up.
+   */
+  pulling = false;
   /** Send time of each batch not yet acked, oldest first: the lag's anchor. */
   private readonly unacked: { lastLsn: number; sentAt: number }[] = [];
 
@@ -72,6 +77,7 @@ export class Relay {
       if (this.inFlight === 0) this.send([]);
       return;
     }
+    if (this.pulling) return;
     const window = this.host.window();
     while (this.inFlight < window && this.sentLsn < this.host.masterLsn()) {
       const records = this.host.readLog(
@@ -111,9 +117,13 @@ export class Relay {
       leaseUntil: this.host.grantLease(this.id),
       settings: this.host.settings(),
       records,
+      pull: this.pulling,
     };
     this.stub.append(request).then(
-      (response) => this.onResponse(generation, response, records.length > 0),
+      (response) =>
+        response.refused === undefined
+          ? this.onResponse(generation, response, records.length > 0)
+          : this.onError(generation, new Error(response.refused)),
       (error: unknown) => this.onError(generation, error),
     );
   }
@@ -159,6 +169,37 @@ export class Relay {
       }, this.backoffMs);
     }
     this.host.onFailure(this.id, error);
+  }
+
+  /** The replica told us (by pulling from `lsn + 1`) that it has applied through `lsn`. */
+  noteApplied(lsn: number): void {
+    if (lsn > this.ackedLsn) this.ackedLsn = lsn;
+    while (this.unacked.length > 0 && (this.unacked[0]?.lastLsn ?? 0) <= this.ackedLsn) {
+      this.unacked.shift();
+    }
+  }
+
+  /** Enters pull mode: the replica fetches the log itself; heartbeats tell it to. */
+  startPulling(): void {
+    if (this.pulling) return;
+    this.pulling = true;
+    this.generation++;
+    this.unacked.length = 0;
+    this.heartbeatNow();
+  }
+
+  /** Leaves pull mode: live records resume after `throughLsn`, which the replica has. */
+  resumeLive(throughLsn: number): void {
+    if (!this.pulling) return;
+    this.pulling = false;
+    this.generation++;
+    this.sentLsn = throughLsn;
+    this.unacked.length = 0;
+    this.pump();
+  }
+
+  private heartbeatNow(): void {
+    if (this.retryTimer === null && this.inFlight < this.host.window()) this.send([]);
   }
 
   /** Drops the backoff so the next pump retries at once (a replica was just started). */

@@ -8,16 +8,21 @@
 import { DurableObject } from "cloudflare:workers";
 import { DueQueue } from "../core/due-queue";
 import { ApiError } from "../core/errors";
-import type {
-  AppendRequest,
-  AppendResponse,
-  LogRecord,
-  NodeChecksums,
-  QueryRequest,
-  ReplicaQueryOutcome,
+import {
+  type AppendRequest,
+  type AppendResponse,
+  type LogRecord,
+  type NodeChecksums,
+  type PullResponse,
+  type QueryRequest,
+  type ReplicaQueryOutcome,
+  masterObjectName,
 } from "../core/protocol";
 import { REPLICA_MIGRATIONS, migrate } from "../migrations";
+import type { MasterDO } from "./master";
 import { nodeChecksums, runQuery } from "./sql-helpers";
+
+const PULL_BATCH_RECORDS = 1000;
 
 export class ReplicaDO extends DurableObject<Env> {
   private appliedLsn = 0;
@@ -25,6 +30,7 @@ export class ReplicaDO extends DurableObject<Env> {
   private stopped = false;
   private leaseUntil = 0;
   private readonly ackDelays = new DueQueue();
+  private pulling = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -43,13 +49,14 @@ export class ReplicaDO extends DurableObject<Env> {
   /** Applies a batch (or a heartbeat: no records) and returns the ack. */
   async append(request: AppendRequest): Promise<AppendResponse> {
     this.ackDelays.drain();
-    if (this.stopped) throw new Error(`${request.replicaId} is stopped`);
+    if (this.stopped) return this.refusal(request);
     if (this.identity === "") this.setMeta("identity", `${request.cluster}/${request.replicaId}`);
     if (request.settings.applyDelayMs > 0) await sleep(request.settings.applyDelayMs);
-    if (this.stopped) throw new Error(`${request.replicaId} is stopped`);
+    if (this.stopped) return this.refusal(request);
     const outcome = this.applyBatch(request.records);
     // The lease is taken only after the records that came with it are applied.
     this.leaseUntil = outcome.gap ? 0 : request.leaseUntil;
+    if (request.pull && request.masterLsn > this.appliedLsn) this.startPulling(request);
     const response: AppendResponse = {
       appliedLsn: this.appliedLsn,
       gap: outcome.gap,
@@ -59,6 +66,18 @@ export class ReplicaDO extends DurableObject<Env> {
     };
     await this.ackDelays.wait(request.settings.ackDelayMs);
     return response;
+  }
+
+  /** A stopped replica answers nothing useful; the relay treats this as a failed call. */
+  private refusal(request: AppendRequest): AppendResponse {
+    return {
+      refused: `${request.replicaId} is stopped`,
+      appliedLsn: this.appliedLsn,
+      gap: false,
+      echoSentAt: request.sentAt,
+      skipped: 0,
+      applied: 0,
+    };
   }
 
   private applyBatch(records: readonly LogRecord[]): {
@@ -92,6 +111,40 @@ export class ReplicaDO extends DurableObject<Env> {
     });
     this.appliedLsn += applied;
     return { gap, skipped, applied };
+  }
+
+  /**
+   * Catch-up: fetch the log in order, in bounded batches, until the master says
+   * the batch reached its LSN. One loop at a time; a failure ends it, and the
+   * next heartbeat that asks for a pull starts a new one.
+   */
+  private startPulling(request: AppendRequest): void {
+    if (this.pulling) return;
+    this.pulling = true;
+    const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
+    const master = ns.get(ns.idFromName(masterObjectName(request.cluster)));
+    const loop = async () => {
+      try {
+        for (;;) {
+          if (this.stopped) return;
+          const response = (await master.pullLog({
+            cluster: request.cluster,
+            replicaId: request.replicaId,
+            fromLsn: this.appliedLsn + 1,
+            maxRecords: PULL_BATCH_RECORDS,
+          })) as PullResponse;
+          if (this.stopped) return;
+          if (request.settings.applyDelayMs > 0) await sleep(request.settings.applyDelayMs);
+          this.applyBatch(response.records);
+          if (response.caughtUp || response.records.length === 0) return;
+        }
+      } catch (error) {
+        console.warn(`pull by ${request.replicaId} stopped`, error);
+      } finally {
+        this.pulling = false;
+      }
+    };
+    this.ctx.waitUntil(loop());
   }
 
   async query(request: QueryRequest, servedBy: string): Promise<ReplicaQueryOutcome> {

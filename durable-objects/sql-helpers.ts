@@ -52,7 +52,11 @@ function toBase64(buffer: ArrayBuffer): string {
 export function asSqlError(error: unknown): unknown {
   if (error instanceof ApiError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (/SQLITE_|no such|syntax error|constraint|datatype mismatch|too many|not authorized|incomplete input|unrecognized token|has no column|already exists|misuse|out of range|cannot|may not|unsupported|parse|Wrong number of parameter|no more rows|bind/i.test(message)) {
+  if (
+    /SQLITE_|no such|syntax error|constraint|datatype mismatch|too many|not authorized|incomplete input|unrecognized token|has no column|already exists|misuse|out of range|cannot|may not|unsupported|parse|Wrong number of parameter|no more rows|bind/i.test(
+      message,
+    )
+  ) {
     const clean = message.replace(/^Error:\s*/, "");
     return new ApiError("INVALID_SQL", clean, undefined, error);
   }

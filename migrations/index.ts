@@ -20,7 +20,9 @@ export const MASTER_MIGRATIONS: readonly Migration[] = [
         term INTEGER NOT NULL,
         ts INTEGER NOT NULL,
         body TEXT NOT NULL,
-        bytes INTEGER NOT NULL
+        bytes INTEGER NOT NULL,
+        -- Bytes of log through this record: a byte position, like a WAL offset.
+        end_offset INTEGER NOT NULL
       );
       CREATE TABLE _repl_results (
         key TEXT PRIMARY KEY,
@@ -54,7 +56,9 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
   sql.exec(
     "CREATE TABLE IF NOT EXISTS _repl_schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
   );
-  const row = sql.exec<{ v: number | null }>("SELECT MAX(version) AS v FROM _repl_schema_version").one();
+  const row = sql
+    .exec<{ v: number | null }>("SELECT MAX(version) AS v FROM _repl_schema_version")
+    .one();
   let current = row.v ?? 0;
   for (const migration of migrations) {
     if (migration.version <= current) continue;

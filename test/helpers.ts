@@ -16,12 +16,22 @@ export interface ApiResult<T = Record<string, unknown>> {
 export async function call<T = Record<string, unknown>>(
   method: string,
   path: string,
-  options: { body?: unknown; raw?: string; token?: string | null; headers?: Record<string, string> } = {},
+  options: {
+    body?: unknown;
+    raw?: string;
+    token?: string | null;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<ApiResult<T>> {
-  const headers: Record<string, string> = { "content-type": "application/json", ...options.headers };
-  const token = options.token === undefined ? (path.startsWith("/admin") ? ADMIN : DATA) : options.token;
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...options.headers,
+  };
+  const token =
+    options.token === undefined ? (path.startsWith("/admin") ? ADMIN : DATA) : options.token;
   if (token !== null) headers.authorization = `Bearer ${token}`;
-  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  const body =
+    options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const response = await exports.default.fetch(
     new Request(`http://cluster.test${path}`, { method, headers, body }),
   );
@@ -35,7 +45,11 @@ export async function call<T = Record<string, unknown>>(
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
-export const exec = (cluster: string, statements: { sql: string; params?: unknown[] }[], key?: string) =>
+export const exec = (
+  cluster: string,
+  statements: { sql: string; params?: unknown[] }[],
+  key?: string,
+) =>
   call("POST", `/v1/clusters/${cluster}/exec`, {
     body: { statements },
     ...(key === undefined ? {} : { headers: { "idempotency-key": key } }),
@@ -48,17 +62,27 @@ export const query = (cluster: string, sql: string, extra: Record<string, unknow
     { body: { sql, ...extra } },
   );
 
-export const status = (cluster: string) => call<StatusBody>("GET", `/admin/clusters/${cluster}/status`);
+export const status = (cluster: string) =>
+  call<StatusBody>("GET", `/admin/clusters/${cluster}/status`);
 
 export const patchTunables = (cluster: string, patch: Record<string, unknown>) =>
   call("PATCH", `/admin/clusters/${cluster}/tunables`, { body: patch });
 
 export const verify = (cluster: string) =>
-  call<{ agree: boolean; lsn: number; mismatches: string[] }>("POST", `/admin/clusters/${cluster}/verify`);
+  call<{ agree: boolean; lsn: number; mismatches: string[] }>(
+    "POST",
+    `/admin/clusters/${cluster}/verify`,
+  );
 
 export interface StatusBody {
   master: { lsn: number; waiter: { outstanding: number; handedOff: number } };
-  replicas: { id: string; state: string; ackedLsn: number; lagMs: number; incoherentReason: string | null }[];
+  replicas: {
+    id: string;
+    state: string;
+    ackedLsn: number;
+    lagMs: number;
+    incoherentReason: string | null;
+  }[];
 }
 
 export async function waitUntil(

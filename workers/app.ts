@@ -28,7 +28,10 @@ app.route("/v1/clusters", data);
 app.route("/admin/clusters", admin);
 
 app.notFound((c) =>
-  errorResponse(c, new ApiError("NOT_FOUND", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`)),
+  errorResponse(
+    c,
+    new ApiError("NOT_FOUND", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`),
+  ),
 );
 
 app.onError((error, c) => errorResponse(c, toApiError(error)));

@@ -20,7 +20,11 @@ export function fromBody(body: ErrorBody): ApiError {
 
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  const flags = error as { retryable?: boolean; overloaded?: boolean; durableObjectReset?: boolean };
+  const flags = error as {
+    retryable?: boolean;
+    overloaded?: boolean;
+    durableObjectReset?: boolean;
+  };
   const message = error instanceof Error ? error.message : String(error);
   if (flags?.retryable || flags?.overloaded || flags?.durableObjectReset || isTransient(message)) {
     return new ApiError(

@@ -25,7 +25,10 @@ admin.get("/:cluster/tunables", async (c) => {
 admin.patch("/:cluster/tunables", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const patch = await readJson(c);
-  const result = (await masterStub(c.env, cluster).patchTunables(cluster, patch)) as Result<unknown>;
+  const result = (await masterStub(c.env, cluster).patchTunables(
+    cluster,
+    patch,
+  )) as Result<unknown>;
   if (!result.ok) return errorResponse(c, fromBody(result.error));
   return c.json(result.value);
 });
@@ -45,7 +48,8 @@ admin.post("/:cluster/master/crash", async (c) => {
 admin.post("/:cluster/replicas/:id/:action{stop|start}", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const id = c.req.param("id");
-  if (!/^replica-[0-9]{1,4}$/.test(id)) throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
+  if (!/^replica-[0-9]{1,4}$/.test(id))
+    throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
   const stopped = c.req.param("action") === "stop";
   const result = (await masterStub(c.env, cluster).setReplicaStopped(
     cluster,

@@ -13,7 +13,7 @@ import {
   type Statement,
   decodeBookmark,
 } from "../../core/protocol";
-import { checkCluster, masterStub, randomReplicaId, replicaStub } from "../cluster";
+import { checkCluster, masterStub, randomReplicaId, replicaCount, replicaStub } from "../cluster";
 import { errorResponse, fromBody, toApiError } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { validBody } from "../middleware/json";
@@ -26,7 +26,10 @@ export const MAX_PARAMS = 100;
 const sqlValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 const statementSchema = z.object({
-  sql: z.string().min(1, "must not be empty").max(MAX_SQL_CHARS, `at most ${MAX_SQL_CHARS} characters`),
+  sql: z
+    .string()
+    .min(1, "must not be empty")
+    .max(MAX_SQL_CHARS, `at most ${MAX_SQL_CHARS} characters`),
   params: z.array(sqlValue).max(MAX_PARAMS, `at most ${MAX_PARAMS} parameters`).default([]),
 });
 
@@ -51,6 +54,11 @@ const querySchema = z.strictObject({
   params: z.array(sqlValue).max(MAX_PARAMS).default([]),
   consistency: z.enum(["strong", "bookmark", "any"]).default("strong"),
   bookmark: z.string().max(64).optional(),
+  /** Pin the read to one replica (debugging, tests); it is not sent elsewhere. */
+  replica: z
+    .string()
+    .regex(/^replica-[0-9]{1,4}$/, "expected a replica id such as replica-1")
+    .optional(),
 });
 
 type SqlParam = z.infer<typeof sqlValue>;
@@ -104,7 +112,14 @@ data.post("/:cluster/exec", async (c) => {
   const key = idempotencyKey(c.req.header("idempotency-key"));
   const body = await validBody(c, execSchema);
   const statements = body.statements.map((s) => ({ sql: s.sql, params: s.params.map(toSql) }));
-  const result = await runExec(c.env, cluster, "exec", statements, key, `exec\n${JSON.stringify(statements)}`);
+  const result = await runExec(
+    c.env,
+    cluster,
+    "exec",
+    statements,
+    key,
+    `exec\n${JSON.stringify(statements)}`,
+  );
   if (!result.ok) return errorResponse(c, fromBody(result.error));
   return c.json(result.value);
 });
@@ -113,15 +128,20 @@ data.post("/:cluster/tables/:table/rows", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const table = c.req.param("table");
   if (!IDENT.test(table)) {
-    throw new ApiError("BAD_REQUEST", "a table name is letters, digits and _, not starting with a digit", {
-      table: table.slice(0, 80),
-    });
+    throw new ApiError(
+      "BAD_REQUEST",
+      "a table name is letters, digits and _, not starting with a digit",
+      {
+        table: table.slice(0, 80),
+      },
+    );
   }
   const key = idempotencyKey(c.req.header("idempotency-key"));
   const body = await validBody(c, rowsSchema);
   const statements: Statement[] = body.rows.map((row, i) => {
     const columns = Object.keys(row);
-    if (columns.length === 0) throw new ApiError("BAD_REQUEST", `rows.${i}: a row needs at least one column`);
+    if (columns.length === 0)
+      throw new ApiError("BAD_REQUEST", `rows.${i}: a row needs at least one column`);
     if (columns.length > MAX_PARAMS) {
       throw new ApiError("BAD_REQUEST", `rows.${i}: at most ${MAX_PARAMS} columns`);
     }
@@ -137,7 +157,14 @@ data.post("/:cluster/tables/:table/rows", async (c) => {
       params: columns.map((col) => toSql(row[col] ?? null)),
     };
   });
-  const result = await runExec(c.env, cluster, "rows", statements, key, `rows\n${table}\n${JSON.stringify(statements)}`);
+  const result = await runExec(
+    c.env,
+    cluster,
+    "rows",
+    statements,
+    key,
+    `rows\n${table}\n${JSON.stringify(statements)}`,
+  );
   if (!result.ok) return errorResponse(c, fromBody(result.error));
   return c.json(result.value);
 });
@@ -149,7 +176,10 @@ data.post("/:cluster/query", async (c) => {
   if (body.consistency === "bookmark") {
     const lsn = body.bookmark === undefined ? null : decodeBookmark(body.bookmark);
     if (lsn === null) {
-      throw new ApiError("BAD_REQUEST", "consistency \"bookmark\" needs the bookmark a write returned");
+      throw new ApiError(
+        "BAD_REQUEST",
+        'consistency "bookmark" needs the bookmark a write returned',
+      );
     }
     minLsn = lsn;
   }
@@ -160,6 +190,22 @@ data.post("/:cluster/query", async (c) => {
     consistency: body.consistency as Consistency,
     minLsn,
   };
+  if (body.replica !== undefined) {
+    const index = Number(body.replica.slice("replica-".length));
+    if (index < 1 || index > replicaCount(c.env)) {
+      throw new ApiError("NOT_FOUND", `no ${body.replica} in cluster ${cluster}`);
+    }
+    const outcome = (await replicaStub(c.env, cluster, body.replica).query(
+      request,
+      body.replica,
+    )) as ReplicaQueryOutcome;
+    if (outcome.kind === "rows") return c.json(outcome.response);
+    if (outcome.kind === "error") return errorResponse(c, fromBody(outcome.error));
+    throw new ApiError("UNAVAILABLE", `${body.replica} cannot serve this read: ${outcome.reason}`, {
+      retryAfterSeconds: 1,
+      reason: outcome.reason,
+    });
+  }
   const id = randomReplicaId(c.env);
   if (id !== null) {
     try {
