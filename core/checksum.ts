@@ -34,14 +34,17 @@ export class RowHasher {
 
 export function canonicalRow(row: Record<string, unknown>): string {
   const parts: string[] = [];
-  for (const [key, value] of Object.entries(row)) parts.push(`${key}=${canonicalValue(value)}`);
+  // Length prefixes make the encoding unambiguous whatever characters the text holds.
+  for (const [key, value] of Object.entries(row)) {
+    parts.push(`${key.length}:${key}=${canonicalValue(value)}`);
+  }
   return parts.join("\u001f");
 }
 
 function canonicalValue(value: unknown): string {
   if (value === null || value === undefined) return "N";
   if (typeof value === "number") return `n${value}`;
-  if (typeof value === "string") return `s${value}`;
+  if (typeof value === "string") return `s${value.length}:${value}`;
   if (value instanceof ArrayBuffer) {
     return `b${[...new Uint8Array(value)].map((x) => x.toString(16).padStart(2, "0")).join("")}`;
   }

@@ -24,6 +24,8 @@ export interface LogRecord {
 export interface StatementResult {
   rowsWritten: number;
   lastRowId: number | null;
+  /** Present when the statement returned rows (RETURNING). */
+  rows?: Record<string, unknown>[];
 }
 
 /** The body a successful write returns; saved under its Idempotency-Key. */
@@ -147,6 +149,8 @@ export interface ReplicaStatus {
   lastError: string | null;
   /** Catching up by pulling the log (logput_window) rather than taking live records. */
   pulling: boolean;
+  /** Catch-up batches this replica pulled since the master started. */
+  pullBatches: number;
 }
 
 export interface ClusterStatus {

@@ -73,7 +73,7 @@ const SPECS = {
     min: 0,
     max: 100,
     description:
-      "A replica whose average ack time exceeds factor x the second-worst is marked incoherent; 0 turns the check off.",
+      "A replica whose average ack time exceeds factor x the second-worst is marked incoherent; 0 turns the check off. Stored and validated; the check is not enforced yet.",
   },
   durable_lsns: {
     type: "bool",

@@ -38,10 +38,11 @@ import {
   describeTunables,
 } from "../core/tunables";
 import { MASTER_MIGRATIONS, migrate } from "../migrations";
+import { MasterMetrics } from "./master-metrics";
 import { MasterStore } from "./master-store";
 import { Relay, type RelayHost } from "./relay";
 import type { ReplicaDO } from "./replica";
-import { asSqlError, nodeChecksums, runQuery } from "./sql-helpers";
+import { MAX_QUERY_ROWS, asSqlError, nodeChecksums, runQuery, toJsonRow } from "./sql-helpers";
 
 interface ReplicaEntry {
   id: string;
@@ -96,6 +97,19 @@ export class MasterDO extends DurableObject<Env> {
     incoherentMarks: {} as Record<string, number>,
     outcomes: { acked: 0, "not-durable": 0, timeout: 0 } as Record<Outcome, number>,
   };
+
+  private readonly metrics = new MasterMetrics(() => this.cluster, {
+    outstanding: () => this.book.size,
+    writersBusy: () => this.writers.busy,
+    lsn: () => this.lsn,
+    replicas: () =>
+      [...this.replicas.values()].map((entry) => ({
+        id: entry.id,
+        lagMs: this.lagMs(entry, Date.now()),
+        ackedLsn: entry.relay.ackedLsn,
+        coherent: entry.state === "coherent",
+      })),
+  });
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -200,6 +214,7 @@ export class MasterDO extends DurableObject<Env> {
     if (entry === undefined) return;
     if (carriedRecords) {
       entry.avgAckMs = entry.avgAckMs === 0 ? rttMs : entry.avgAckMs * 0.8 + rttMs * 0.2;
+      this.metrics.ackLatency.observe({ cluster: this.cluster, replica: id }, rttMs);
     }
     if (entry.state !== "coherent") {
       entry.state = "catching-up";
@@ -207,6 +222,12 @@ export class MasterDO extends DurableObject<Env> {
       else this.choosePullMode(entry);
     }
     this.runPass();
+  }
+
+  /** Grows with every read while a record is unacked; 0 when nothing is outstanding. */
+  private lagMs(entry: ReplicaEntry, now: number): number {
+    const oldest = entry.relay.oldestUnackedSentAt();
+    return oldest === null ? 0 : Math.max(0, now - oldest);
   }
 
   private bytesBehind(entry: ReplicaEntry): number {
@@ -262,6 +283,7 @@ export class MasterDO extends DurableObject<Env> {
     entry.state = "incoherent";
     entry.reason = reason;
     this.counters.incoherentMarks[reason] = (this.counters.incoherentMarks[reason] ?? 0) + 1;
+    this.metrics.incoherentMarks.inc({ cluster: this.cluster, replica: entry.id, reason });
     this.store.saveReplicaState(entry.id, "incoherent", reason);
     this.choosePullMode(entry);
   }
@@ -291,13 +313,17 @@ export class MasterDO extends DurableObject<Env> {
       if (entry.state === "coherent") waitSet.add(entry.id);
     }
     return new Promise<Outcome>((resolve) => {
+      const done = (outcome: Outcome) => {
+        this.metrics.commitLatency.observe({ cluster: this.cluster, outcome }, Date.now() - now);
+        resolve(outcome);
+      };
       this.book.add({
         lsn,
         waitSet,
         sanctioned: [...this.replicas.keys()],
         deadline: now + this.tunables.rep_timeout_ms,
         giveUpAt: now + this.tunables.commit_timeout_ms,
-        token: resolve,
+        token: done,
       });
       if (this.book.size > this.counters.peakOutstanding) {
         this.counters.peakOutstanding = this.book.size;
@@ -414,12 +440,19 @@ export class MasterDO extends DurableObject<Env> {
         }
         const response = this.commitLocal(request, guarded, key, hash);
         const plain = guarded.every((g) => g.kind !== "ddl");
-        if (!this.tunables.async_dist_commit) this.counters.inlineWaits.off++;
-        else if (!plain) this.counters.inlineWaits.notPlain++;
-        else if (this.book.size >= this.tunables.async_dist_commit_max_outstanding) {
-          this.counters.inlineWaits.queueFull++;
+        const inlineReason = !this.tunables.async_dist_commit
+          ? "off"
+          : !plain
+            ? "notPlain"
+            : this.book.size >= this.tunables.async_dist_commit_max_outstanding
+              ? "queueFull"
+              : null;
+        if (inlineReason !== null) {
+          this.counters.inlineWaits[inlineReason]++;
+          this.metrics.inlineWaits.inc({ cluster: this.cluster, reason: inlineReason });
         } else {
           this.counters.handedOff++;
+          this.metrics.handoffs.inc({ cluster: this.cluster });
           this.writers.release();
           holding = false;
         }
@@ -430,9 +463,14 @@ export class MasterDO extends DurableObject<Env> {
       }
     } catch (error) {
       const mapped = asSqlError(error);
-      if (mapped instanceof ApiError) return fail(this.forRoute(mapped, request));
+      if (mapped instanceof ApiError) return this.failed(this.forRoute(mapped, request));
       throw error;
     }
+  }
+
+  private failed<T>(error: ApiError): Result<T> {
+    this.metrics.errors.inc({ cluster: this.cluster, code: error.code });
+    return fail(error);
   }
 
   private forRoute(error: ApiError, request: ExecRequest): ApiError {
@@ -447,7 +485,7 @@ export class MasterDO extends DurableObject<Env> {
     hash: string,
   ): Promise<Result<ExecResponse>> {
     if (saved.requestHash !== hash) {
-      return fail(
+      return this.failed(
         new ApiError(
           "IDEMPOTENCY_KEY_REUSED",
           "this Idempotency-Key was used with a different request body",
@@ -455,6 +493,7 @@ export class MasterDO extends DurableObject<Env> {
       );
     }
     this.counters.replayed++;
+    this.metrics.replayed.inc({ cluster: this.cluster });
     const response = JSON.parse(saved.response) as ExecResponse;
     const outcome = await this.waitFor(saved.lsn);
     return this.answer(outcome, { ...response, replayed: true });
@@ -463,7 +502,7 @@ export class MasterDO extends DurableObject<Env> {
   private answer(outcome: Outcome, response: ExecResponse): Result<ExecResponse> {
     if (outcome === "acked") return ok(response);
     if (outcome === "not-durable") {
-      return fail(
+      return this.failed(
         new ApiError(
           "NOT_DURABLE",
           "the commit was not acknowledged by a majority of the cluster in time; retry with the same Idempotency-Key",
@@ -471,7 +510,7 @@ export class MasterDO extends DurableObject<Env> {
         ),
       );
     }
-    return fail(
+    return this.failed(
       new ApiError(
         "COMMIT_TIMEOUT",
         "the commit is written on the master but was not acknowledged in time; retry with the same Idempotency-Key",
@@ -497,16 +536,19 @@ export class MasterDO extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       const results: StatementResult[] = [];
       for (const statement of guarded) {
-        sql.exec(statement.sql, ...statement.params).toArray();
+        const rows = sql.exec(statement.sql, ...statement.params).toArray();
+        if (rows.length > MAX_QUERY_ROWS) {
+          throw new ApiError("PAYLOAD_TOO_LARGE", `a statement returned over ${MAX_QUERY_ROWS} rows`);
+        }
         if (statement.kind !== "write") {
-          results.push({ rowsWritten: 0, lastRowId: null });
+          results.push(withRows({ rowsWritten: 0, lastRowId: null }, rows));
           continue;
         }
         const after = sql
           .exec<{ c: number; r: number }>("SELECT changes() AS c, last_insert_rowid() AS r")
           .one();
         const inserted = after.c > 0 && INSERT_FIRST.test(statement.sql);
-        results.push({ rowsWritten: after.c, lastRowId: inserted ? after.r : null });
+        results.push(withRows({ rowsWritten: after.c, lastRowId: inserted ? after.r : null }, rows));
       }
       this.store.appendLog({ lsn, term: this.currentTerm, ts }, body, bytes, this.logEnd + bytes);
       response = { lsn, results, bookmark: encodeBookmark(lsn) };
@@ -520,6 +562,7 @@ export class MasterDO extends DurableObject<Env> {
     this.lsn = lsn;
     this.logEnd += bytes;
     this.counters.commits++;
+    this.metrics.commits.inc({ cluster: this.cluster });
     this.tail.set(lsn, { lsn, term: this.currentTerm, ts, statements });
     if (this.tail.size > TAIL_CACHE_RECORDS) {
       const oldest = this.tail.keys().next().value;
@@ -536,6 +579,7 @@ export class MasterDO extends DurableObject<Env> {
     this.ensureCluster(request.cluster);
     const entry = this.replicas.get(request.replicaId);
     if (entry === undefined) throw new Error(`no replica ${request.replicaId}`);
+    entry.relay.pullBatches++;
     entry.relay.noteApplied(request.fromLsn - 1);
     this.onAck(entry.id, 0, false);
     const maxRecords = Math.max(1, Math.min(request.maxRecords, 10_000));
@@ -565,15 +609,15 @@ export class MasterDO extends DurableObject<Env> {
     this.ensureCluster(cluster);
     const now = Date.now();
     const replicas: ReplicaStatus[] = [...this.replicas.values()].map((entry) => {
-      const oldest = entry.relay.oldestUnackedSentAt();
       return {
         id: entry.id,
         state: entry.state,
         ackedLsn: entry.relay.ackedLsn,
         sentLsn: entry.relay.position ?? entry.relay.ackedLsn,
-        lagMs: oldest === null ? 0 : now - oldest,
+        lagMs: this.lagMs(entry, now),
         bytesBehind: this.bytesBehind(entry),
         pulling: entry.relay.pulling,
+        pullBatches: entry.relay.pullBatches,
         avgAckMs: Math.round(entry.avgAckMs * 10) / 10,
         lastAckAt: entry.relay.lastAckAt,
         leaseUntil: entry.state === "coherent" ? entry.leaseGrantedUntil : 0,
@@ -600,6 +644,11 @@ export class MasterDO extends DurableObject<Env> {
       },
       replicas,
     };
+  }
+
+  async metricsText(cluster: string): Promise<string> {
+    this.ensureCluster(cluster);
+    return this.metrics.render();
   }
 
   async getTunables(cluster: string): Promise<Record<TunableName, TunableDescription>> {
@@ -711,6 +760,11 @@ export class MasterDO extends DurableObject<Env> {
     this.ensureCluster(cluster);
     return [...this.replicas.keys()];
   }
+}
+
+/** Rows a statement returned (RETURNING, or a SELECT inside a write) are part of its result. */
+function withRows(result: StatementResult, rows: Record<string, SqlStorageValue>[]): StatementResult {
+  return rows.length === 0 ? result : { ...result, rows: rows.map(toJsonRow) };
 }
 
 /** lastRowId is reported for INSERT and REPLACE statements (leading comments allowed). */

@@ -50,6 +50,8 @@ export class Relay {
    * replica to pull the log in order; live records resume once it caught up.
    */
   pulling = false;
+  /** Pull requests this replica made (catch-up batches served by the master). */
+  pullBatches = 0;
   /** Send time of each batch not yet acked, oldest first: the lag's anchor. */
   private readonly unacked: { lastLsn: number; sentAt: number }[] = [];
 

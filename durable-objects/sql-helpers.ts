@@ -34,7 +34,7 @@ export function runQuery(
 }
 
 /** Blobs become `{"base64": …}` so rows stay valid JSON. */
-function toJsonRow(row: Record<string, SqlStorageValue>): Record<string, unknown> {
+export function toJsonRow(row: Record<string, SqlStorageValue>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row)) {
     out[key] = value instanceof ArrayBuffer ? { base64: toBase64(value) } : value;

@@ -7,6 +7,7 @@ import { ApiError } from "../core/errors";
 import { errorResponse, toApiError } from "./errors";
 import { admin } from "./routes/admin";
 import { data } from "./routes/data";
+import { metrics } from "./routes/metrics";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -20,12 +21,14 @@ app.get("/", (c) =>
       "GET /admin/clusters/{cluster}/status",
       "GET|PATCH /admin/clusters/{cluster}/tunables",
       "POST /admin/clusters/{cluster}/verify",
+      "GET /metrics?cluster={cluster}",
     ],
   }),
 );
 
 app.route("/v1/clusters", data);
 app.route("/admin/clusters", admin);
+app.route("/metrics", metrics);
 
 app.notFound((c) =>
   errorResponse(

@@ -1,0 +1,145 @@
+/**
+ * The master's Prometheus metrics, kept live in a prom-client registry inside
+ * the master (counters and histograms must see every event, and only the
+ * master sees them) and rendered as text for GET /metrics.
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+export interface MetricsSource {
+  outstanding(): number;
+  writersBusy(): number;
+  lsn(): number;
+  replicas(): { id: string; lagMs: number; ackedLsn: number; coherent: boolean }[];
+}
+
+const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
+
+export class MasterMetrics {
+  readonly registry = new Registry();
+  readonly commits: Counter<"cluster">;
+  readonly handoffs: Counter<"cluster">;
+  readonly inlineWaits: Counter<"cluster" | "reason">;
+  readonly replayed: Counter<"cluster">;
+  readonly errors: Counter<"cluster" | "code">;
+  readonly incoherentMarks: Counter<"cluster" | "replica" | "reason">;
+  readonly ackLatency: Histogram<"cluster" | "replica">;
+  readonly commitLatency: Histogram<"cluster" | "outcome">;
+
+  constructor(
+    private readonly cluster: () => string,
+    source: MetricsSource,
+  ) {
+    const registers = [this.registry];
+    this.commits = new Counter({
+      name: "dosql_commits_total",
+      help: "Write transactions committed on the master.",
+      labelNames: ["cluster"],
+      registers,
+    });
+    this.handoffs = new Counter({
+      name: "dosql_waiter_handoffs_total",
+      help: "Commits handed to the waiter, freeing their writer slot while acks travel.",
+      labelNames: ["cluster"],
+      registers,
+    });
+    this.inlineWaits = new Counter({
+      name: "dosql_inline_waits_total",
+      help: "Commits that waited for acks holding their writer slot, by reason.",
+      labelNames: ["cluster", "reason"],
+      registers,
+    });
+    this.replayed = new Counter({
+      name: "dosql_replayed_requests_total",
+      help: "Requests answered from the saved result of an earlier request with the same Idempotency-Key.",
+      labelNames: ["cluster"],
+      registers,
+    });
+    this.errors = new Counter({
+      name: "dosql_errors_total",
+      help: "Errors the master returned, by code.",
+      labelNames: ["cluster", "code"],
+      registers,
+    });
+    this.incoherentMarks = new Counter({
+      name: "dosql_incoherent_marks_total",
+      help: "Times a replica was marked incoherent, by cause.",
+      labelNames: ["cluster", "replica", "reason"],
+      registers,
+    });
+    this.ackLatency = new Histogram({
+      name: "dosql_ack_latency_ms",
+      help: "Time from sending a batch to a replica to its ack, in milliseconds.",
+      labelNames: ["cluster", "replica"],
+      buckets: LATENCY_BUCKETS_MS,
+      registers,
+    });
+    this.commitLatency = new Histogram({
+      name: "dosql_commit_wait_ms",
+      help: "Time from the local commit to the answer (acks, deadline or timeout), in milliseconds.",
+      labelNames: ["cluster", "outcome"],
+      buckets: LATENCY_BUCKETS_MS,
+      registers,
+    });
+    const label = () => ({ cluster: this.cluster() });
+    new Gauge({
+      name: "dosql_waiter_outstanding",
+      help: "Commits waiting for acks right now (the waiter's queue depth plus inline waits).",
+      labelNames: ["cluster"],
+      registers,
+      collect() {
+        this.set(label(), source.outstanding());
+      },
+    });
+    new Gauge({
+      name: "dosql_writers_busy",
+      help: "Writer slots in use.",
+      labelNames: ["cluster"],
+      registers,
+      collect() {
+        this.set(label(), source.writersBusy());
+      },
+    });
+    new Gauge({
+      name: "dosql_master_lsn",
+      help: "The master's last assigned LSN.",
+      labelNames: ["cluster"],
+      registers,
+      collect() {
+        this.set(label(), source.lsn());
+      },
+    });
+    new Gauge({
+      name: "dosql_replica_lag_ms",
+      help: "Per replica: now minus the send time of its oldest unacked record; 0 when nothing is outstanding.",
+      labelNames: ["cluster", "replica"],
+      registers,
+      collect() {
+        for (const r of source.replicas()) this.set({ ...label(), replica: r.id }, r.lagMs);
+      },
+    });
+    new Gauge({
+      name: "dosql_replica_acked_lsn",
+      help: "Per replica: the highest LSN it acked.",
+      labelNames: ["cluster", "replica"],
+      registers,
+      collect() {
+        for (const r of source.replicas()) this.set({ ...label(), replica: r.id }, r.ackedLsn);
+      },
+    });
+    new Gauge({
+      name: "dosql_replica_coherent",
+      help: "Per replica: 1 while coherent (in wait sets, serving strong reads), else 0.",
+      labelNames: ["cluster", "replica"],
+      registers,
+      collect() {
+        for (const r of source.replicas()) {
+          this.set({ ...label(), replica: r.id }, r.coherent ? 1 : 0);
+        }
+      },
+    });
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,153 @@
+import { describe, expect, it } from "vitest";
+import {
+  call,
+  exec,
+  freshCluster,
+  patchTunables,
+  query,
+  status,
+  verify,
+  waitUntil,
+} from "./helpers";
+
+async function setup(prefix: string, tunables: Record<string, unknown> = {}) {
+  const c = freshCluster(prefix);
+  const ddl = await exec(c, [{ sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)" }]);
+  expect(ddl.status).toBe(200);
+  if (Object.keys(tunables).length > 0) {
+    const res = await patchTunables(c, tunables);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  }
+  return c;
+}
+
+type ReplicaRow = { id: string; state: string; ackedLsn: number; pullBatches: number };
+
+async function replica(c: string, id: string): Promise<ReplicaRow> {
+  const s = await status(c);
+  const row = (s.body.replicas as unknown as ReplicaRow[]).find((r) => r.id === id);
+  if (row === undefined) throw new Error(`no ${id}`);
+  return row;
+}
+
+async function stopWriteStart(c: string, id: string, writes: number) {
+  expect((await call("POST", `/admin/clusters/${c}/replicas/${id}/stop`)).status).toBe(200);
+  for (let i = 0; i < writes; i++) {
+    const w = await exec(c, [
+      { sql: "INSERT INTO t (v) VALUES (?)", params: [`payload-${i}-${"x".repeat(100)}`] },
+    ]);
+    expect(w.status).toBe(200);
+  }
+  expect((await replica(c, id)).state).not.toBe("coherent");
+  expect((await call("POST", `/admin/clusters/${c}/replicas/${id}/start`)).status).toBe(200);
+  await waitUntil(`${id} coherent`, async () => (await replica(c, id)).state === "coherent");
+}
+
+describe("replica catch-up, 4 replicas", () => {
+  it("a replica far behind (past logput_window_bytes) pulls the log in order and rejoins", async () => {
+    const c = await setup("pull", {
+      rep_timeout_ms: 200,
+      coherency_lease_ms: 100,
+      logput_window_bytes: 2000,
+      debug_fault_injection: true,
+    });
+    await stopWriteStart(c, "replica-2", 120);
+    const r2 = await replica(c, "replica-2");
+    expect(r2.pullBatches).toBeGreaterThan(0);
+    const v = await verify(c);
+    expect(v.body.mismatches).toEqual([]);
+    expect(v.body.agree).toBe(true);
+  });
+
+  it("with logput_window_bytes 0 the relay resends from the replica's position instead", async () => {
+    const c = await setup("push", {
+      rep_timeout_ms: 200,
+      coherency_lease_ms: 100,
+      logput_window_bytes: 0,
+      debug_fault_injection: true,
+    });
+    await stopWriteStart(c, "replica-4", 120);
+    expect((await replica(c, "replica-4")).pullBatches).toBe(0);
+    expect((await verify(c)).body.agree).toBe(true);
+  });
+
+  it("a tunable change reaches the replicas: acks delayed by debug_ack_delay_ms slow commits until it is reset", async () => {
+    const c = await setup("ackdelay");
+    expect((await patchTunables(c, { debug_ack_delay_ms: 300 })).status).toBe(200);
+    // The first message after the change carries it; give the relays a heartbeat.
+    await new Promise((r) => setTimeout(r, 400));
+    const started = Date.now();
+    expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('slow')" }])).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    expect((await patchTunables(c, { debug_ack_delay_ms: 0 })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 700));
+    const again = Date.now();
+    expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('fast')" }])).status).toBe(200);
+    expect(Date.now() - again).toBeLessThan(280);
+  });
+});
+
+describe("master restart, 4 replicas", () => {
+  it("after a crash the master keeps every acked write, bumps its term, and replays saved results", async () => {
+    const c = await setup("crash", { debug_fault_injection: true });
+    const acked: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const w = await exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`k${i}`] }], `k${i}`);
+      expect(w.status).toBe(200);
+      acked.push(w.body.lsn as number);
+    }
+    const before = await status(c);
+    const term = (before.body.master as unknown as { term: number }).term;
+    const crash = await call("POST", `/admin/clusters/${c}/master/crash`);
+    expect(crash.status).toBe(202);
+    await waitUntil("the master answers again", async () => {
+      try {
+        return (await status(c)).status === 200;
+      } catch {
+        return false;
+      }
+    });
+    const after = await status(c);
+    expect((after.body.master as unknown as { term: number }).term).toBeGreaterThan(term);
+    expect(after.body.master.lsn).toBe(before.body.master.lsn);
+    // A retry of an acked request is answered from the saved result, not executed again.
+    const retry = await exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: ["k3"] }], "k3");
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ lsn: acked[3], replayed: true });
+    const rows = await query(c, "SELECT COUNT(*) AS n FROM t");
+    expect(rows.body.rows).toEqual([{ n: 10 }]);
+    // Writes go on, and every replica converges.
+    expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('after')" }])).status).toBe(200);
+    await waitUntil("all replicas coherent", async () =>
+      (await status(c)).body.replicas.every((r) => r.state === "coherent"),
+    );
+    expect((await verify(c)).body.agree).toBe(true);
+  });
+});
+
+describe("metrics", () => {
+  it("exposes commits, hand-offs and per-replica gauges in Prometheus text to the admin token only", async () => {
+    const c = await setup("metrics");
+    for (let i = 0; i < 3; i++) {
+      expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('m')" }])).status).toBe(200);
+    }
+    const { exports } = await import("cloudflare:workers");
+    const res = await exports.default.fetch(
+      new Request(`http://cluster.test/metrics?cluster=${c}`, {
+        headers: { authorization: "Bearer dev-admin-token" },
+      }),
+    );
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain(`dosql_commits_total{cluster="${c}"} 4`);
+    expect(text).toContain(`dosql_master_lsn{cluster="${c}"} 4`);
+    expect(text).toMatch(new RegExp(`dosql_replica_coherent\\{cluster="${c}",replica="replica-1"\\} 1`));
+    expect(text).toContain("# TYPE dosql_ack_latency_ms histogram");
+    const denied = await exports.default.fetch(
+      new Request(`http://cluster.test/metrics?cluster=${c}`, {
+        headers: { authorization: "Bearer dev-data-token" },
+      }),
+    );
+    expect(denied.status).toBe(401);
+  });
+});
