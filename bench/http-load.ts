@@ -67,7 +67,9 @@ const started = Date.now();
 const until = started + seconds * 1000;
 const progress = setInterval(() => {
   const elapsed = (Date.now() - started) / 1000;
-  process.stderr.write(`\r${elapsed.toFixed(0)}s: ${latencies.length} inserts, ${errors.length} errors`);
+  process.stderr.write(
+    `\r${elapsed.toFixed(0)}s: ${latencies.length} inserts, ${errors.length} errors`,
+  );
 }, 1000);
 await Promise.all(Array.from({ length: clients }, (_, i) => client(i, until, latencies, errors)));
 clearInterval(progress);

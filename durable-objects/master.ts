@@ -538,7 +538,10 @@ export class MasterDO extends DurableObject<Env> {
       for (const statement of guarded) {
         const rows = sql.exec(statement.sql, ...statement.params).toArray();
         if (rows.length > MAX_QUERY_ROWS) {
-          throw new ApiError("PAYLOAD_TOO_LARGE", `a statement returned over ${MAX_QUERY_ROWS} rows`);
+          throw new ApiError(
+            "PAYLOAD_TOO_LARGE",
+            `a statement returned over ${MAX_QUERY_ROWS} rows`,
+          );
         }
         if (statement.kind !== "write") {
           results.push(withRows({ rowsWritten: 0, lastRowId: null }, rows));
@@ -548,7 +551,9 @@ export class MasterDO extends DurableObject<Env> {
           .exec<{ c: number; r: number }>("SELECT changes() AS c, last_insert_rowid() AS r")
           .one();
         const inserted = after.c > 0 && INSERT_FIRST.test(statement.sql);
-        results.push(withRows({ rowsWritten: after.c, lastRowId: inserted ? after.r : null }, rows));
+        results.push(
+          withRows({ rowsWritten: after.c, lastRowId: inserted ? after.r : null }, rows),
+        );
       }
       this.store.appendLog({ lsn, term: this.currentTerm, ts }, body, bytes, this.logEnd + bytes);
       response = { lsn, results, bookmark: encodeBookmark(lsn) };
@@ -763,7 +768,10 @@ export class MasterDO extends DurableObject<Env> {
 }
 
 /** Rows a statement returned (RETURNING, or a SELECT inside a write) are part of its result. */
-function withRows(result: StatementResult, rows: Record<string, SqlStorageValue>[]): StatementResult {
+function withRows(
+  result: StatementResult,
+  rows: Record<string, SqlStorageValue>[],
+): StatementResult {
   return rows.length === 0 ? result : { ...result, rows: rows.map(toJsonRow) };
 }
 

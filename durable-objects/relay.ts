@@ -133,8 +133,12 @@ export class Relay {
   private onResponse(generation: number, response: AppendResponse, carried: boolean): void {
     this.inFlight--;
     this.failures = 0;
-    this.backoffMs = 0;
-    this.lastError = null;
+    // Only a batch that went through ends the backoff: a replica that answers
+    // heartbeats but fails every apply must not be retried in a tight loop.
+    if (carried) {
+      this.backoffMs = 0;
+      this.lastError = null;
+    }
     const now = this.host.now();
     this.lastAckAt = now;
     if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;

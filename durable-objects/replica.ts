@@ -99,7 +99,10 @@ export class ReplicaDO extends DurableObject<Env> {
           gap = true;
           break;
         }
-        for (const statement of record.statements) sql.exec(statement.sql, ...statement.params);
+        for (const statement of record.statements) {
+          // Read every result through: a statement left open (RETURNING) blocks the commit.
+          sql.exec(statement.sql, ...statement.params).toArray();
+        }
         applied++;
       }
       if (applied > 0) {

@@ -63,6 +63,23 @@ describe("cluster with 4 replicas, full sync", () => {
     expect(r.body.rows.map((row) => row.v)).toEqual(["a", "b", "c"]);
   });
 
+  it("returns the rows of a RETURNING clause in the statement's result", async () => {
+    const c = freshCluster("returning");
+    await createTable(c);
+    const w = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('a'), ('b') RETURNING id, v" }]);
+    expect(w.status).toBe(200);
+    expect(w.body.results).toEqual([
+      {
+        rowsWritten: 2,
+        lastRowId: 2,
+        rows: [
+          { id: 1, v: "a" },
+          { id: 2, v: "b" },
+        ],
+      },
+    ]);
+  });
+
   it("the rows route inserts every row in one transaction", async () => {
     const c = freshCluster("rows");
     await createTable(c, "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, qty INTEGER)");

@@ -92,7 +92,11 @@ describe("master restart, 4 replicas", () => {
     const c = await setup("crash", { debug_fault_injection: true });
     const acked: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const w = await exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`k${i}`] }], `k${i}`);
+      const w = await exec(
+        c,
+        [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`k${i}`] }],
+        `k${i}`,
+      );
       expect(w.status).toBe(200);
       acked.push(w.body.lsn as number);
     }
@@ -141,7 +145,9 @@ describe("metrics", () => {
     const text = await res.text();
     expect(text).toContain(`dosql_commits_total{cluster="${c}"} 4`);
     expect(text).toContain(`dosql_master_lsn{cluster="${c}"} 4`);
-    expect(text).toMatch(new RegExp(`dosql_replica_coherent\\{cluster="${c}",replica="replica-1"\\} 1`));
+    expect(text).toMatch(
+      new RegExp(`dosql_replica_coherent\\{cluster="${c}",replica="replica-1"\\} 1`),
+    );
     expect(text).toContain("# TYPE dosql_ack_latency_ms histogram");
     const denied = await exports.default.fetch(
       new Request(`http://cluster.test/metrics?cluster=${c}`, {
