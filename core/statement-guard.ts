@@ -32,8 +32,11 @@ export interface GuardedStatement {
   rewritten: boolean;
 }
 
-/** Tables of the replication layer and of Cloudflare's storage. */
-export const RESERVED_PREFIXES: readonly string[] = ["_repl_", "_cf_"];
+/**
+ * This project's tables, Cloudflare's, and the one the local runtime (Miniflare) adds to
+ * every Durable Object to remember its name.
+ */
+export const RESERVED_PREFIXES: readonly string[] = ["_repl_", "_cf_", "__miniflare_"];
 
 /** SQLite's own tables: readable (sqlite_master), never writable. */
 const WRITE_RESERVED_PREFIXES: readonly string[] = [...RESERVED_PREFIXES, "sqlite_"];

@@ -386,7 +386,8 @@ export class MasterDO extends DurableObject<Env> {
       entry.relay.pump();
       this.checkUnreachable(entry, now);
     }
-    if (now - this.lastPruneAt >= PRUNE_EVERY_MS) {
+    const pruneEvery = Math.min(PRUNE_EVERY_MS, this.tunables.idempotency_retention_ms);
+    if (now - this.lastPruneAt >= pruneEvery) {
       this.lastPruneAt = now;
       this.store.pruneResults(now - this.tunables.idempotency_retention_ms);
     }

@@ -171,6 +171,27 @@ describe("cluster with 4 replicas, full sync", () => {
     expect(reused.body).toMatchObject({ error: { code: "IDEMPOTENCY_KEY_REUSED" } });
   });
 
+  it("forgets saved results after idempotency_retention_ms, so the key can be used again", async () => {
+    const c = freshCluster("retention");
+    await createTable(c);
+    expect((await patchTunables(c, { idempotency_retention_ms: 1000 })).status).toBe(200);
+    const first = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('one')" }], "short-lived");
+    expect(first.status).toBe(200);
+    const reused = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('two')" }], "short-lived");
+    expect(reused.status).toBe(409);
+    await waitUntil(
+      "the saved result is pruned",
+      async () => {
+        const again = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('two')" }], "short-lived");
+        return again.status === 200 && again.body.replayed === undefined;
+      },
+      10_000,
+      250,
+    );
+    const rows = await query(c, "SELECT v FROM t ORDER BY id");
+    expect(rows.body.rows).toEqual([{ v: "one" }, { v: "two" }]);
+  });
+
   it("marks a stopped replica incoherent after rep_timeout_ms while commits go on, then it catches up", async () => {
     const c = freshCluster("stop");
     await createTable(c);

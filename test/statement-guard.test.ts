@@ -158,7 +158,7 @@ describe("guardWrite: statement kind", () => {
 
 describe("reserved names", () => {
   it("lists the prefixes reserved for every statement", () => {
-    expect(RESERVED_PREFIXES).toEqual(["_repl_", "_cf_"]);
+    expect(RESERVED_PREFIXES).toEqual(["_repl_", "_cf_", "__miniflare_"]);
   });
 
   it("matches prefixes case-insensitively, and sqlite_ only for writes", () => {

@@ -1,0 +1,87 @@
+/**
+ * Starts `wrangler dev` (what `npm start` runs) on a free port with fresh local
+ * storage, and stops it afterwards.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface DevServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address !== null
+          ? resolve(address.port)
+          : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+export async function startDevServer(): Promise<DevServer> {
+  const port = await freePort();
+  const persist = mkdtempSync(join(tmpdir(), "dosql-e2e-"));
+  const child: ChildProcess = spawn(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--persist-to",
+      persist,
+      "--inspector-port",
+      "0",
+      "--show-interactive-dev-session=false",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, CI: "true" } },
+  );
+  let output = "";
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("Ready on")) resolve();
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.on("exit", (code) => reject(new Error(`wrangler dev exited ${code}:\n${output}`)));
+  });
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`wrangler dev not ready in 90 s:\n${output}`)), 90_000),
+  );
+  await Promise.race([ready, timeout]);
+  const url = `http://127.0.0.1:${port}`;
+  // The dev server answers once the Worker and its Durable Objects are loaded.
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${url}/`)).ok) break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return {
+    url,
+    port,
+    async stop() {
+      if (child.pid !== undefined && child.exitCode === null) {
+        const exited = new Promise((r) => child.on("exit", r));
+        process.kill(-child.pid, "SIGTERM");
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
+      }
+      rmSync(persist, { recursive: true, force: true });
+    },
+  };
+}
