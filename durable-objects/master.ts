@@ -120,7 +120,9 @@ export class MasterDO extends DurableObject<Env> {
       this.writers.setLimit(this.tunables.writer_concurrency);
       this.lsn = this.store.lastLsn();
       this.logEnd = this.store.endOffsetAt(this.lsn);
-      this.answeredHighLsn = 0;
+      // A previous incarnation may have answered anything in the log: a replica must
+      // reach all of it before it may serve strong reads again.
+      this.answeredHighLsn = this.lsn;
       this.currentTerm = Number(this.store.getMeta("term") ?? 0) + 1;
       this.store.setMeta("term", String(this.currentTerm));
       const cluster = this.store.getMeta("cluster");
