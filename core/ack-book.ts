@@ -28,6 +28,13 @@ export interface WaitingCommit<T> {
   deadline: number;
   /** commit_timeout_ms after the wait began: answered COMMIT_TIMEOUT past this. */
   giveUpAt: number;
+  /**
+   * sync_mode quorum: answered once this many nodes of the wait set acked (or
+   * every node still in it, if fewer remain). Undefined: every node (full sync).
+   */
+  quorum?: number;
+  /** Nodes of the wait set that acked so far (maintained by the book). */
+  acks?: number;
   token: T;
 }
 
@@ -39,7 +46,10 @@ export interface PassResult<T> {
   markIncoherent: Set<string>;
   /** Earliest instant a pass has something new to decide, or null when nothing waits. */
   wakeAt: number | null;
+  /** Commits whose wait set was examined. */
   checked: number;
+  /** Ack comparisons made (node acked LSN against commit LSN). */
+  comparisons: number;
   skippedEarlyStop: number;
 }
 
@@ -95,6 +105,7 @@ export class AckBook<T> {
       markIncoherent: new Set(),
       wakeAt: null,
       checked: 0,
+      comparisons: 0,
       skippedEarlyStop: 0,
     };
     const behind = new Set<string>();
@@ -122,7 +133,8 @@ export class AckBook<T> {
   ): Outcome | null {
     if (now >= commit.giveUpAt) return "timeout";
     const due = now >= commit.deadline;
-    if (!due) {
+    const quorum = commit.quorum;
+    if (!due && quorum === undefined) {
       for (const id of commit.waitSet) {
         if (behind.has(id)) {
           result.skippedEarlyStop++;
@@ -133,8 +145,10 @@ export class AckBook<T> {
     }
     result.checked++;
     for (const id of commit.waitSet) {
+      result.comparisons++;
       if (view.ackedLsn(id) >= commit.lsn) {
         commit.waitSet.delete(id);
+        commit.acks = (commit.acks ?? 0) + 1;
         continue;
       }
       if (due && view.isCoherent(id)) result.markIncoherent.add(id);
@@ -146,7 +160,9 @@ export class AckBook<T> {
       behind.add(id);
       if (incoherent) wake(view.leaseUntil(id));
     }
-    if (commit.waitSet.size > 0) {
+    const enough =
+      commit.waitSet.size === 0 || (quorum !== undefined && (commit.acks ?? 0) >= quorum);
+    if (!enough) {
       if (!due) wake(commit.deadline);
       return null;
     }

@@ -161,10 +161,18 @@ export interface ClusterStatus {
     writersBusy: number;
     writersQueued: number;
     waiter: {
+      /** Commits waiting for acks now (handed off and inline). */
       outstanding: number;
+      /** Handed-off commits waiting now (what async_dist_commit_max_outstanding caps). */
+      handedOffNow: number;
       peakOutstanding: number;
       handedOff: number;
       inlineWaits: { off: number; queueFull: number; notPlain: number };
+      /** Commits answered right after the local commit (sync_mode none). */
+      noWait: number;
+      passes: number;
+      comparisons: number;
+      skippedEarlyStop: number;
     };
     commits: number;
     replayed: number;

@@ -7,6 +7,7 @@ import { ApiError } from "./errors";
 
 type Spec =
   | { type: "bool"; default: boolean; description: string; replicas?: true }
+  | { type: "enum"; default: string; values: readonly string[]; description: string }
   | {
       type: "int" | "float";
       default: number;
@@ -17,6 +18,21 @@ type Spec =
     };
 
 const SPECS = {
+  sync_mode: {
+    type: "enum",
+    default: "full",
+    values: ["full", "quorum", "none"],
+    description:
+      "full: answer after every coherent replica acked (strong reads from replicas). quorum: after sync_quorum replicas acked; replicas serve no strong reads. none: after the local commit only; an acked write may be missing on every replica.",
+  },
+  sync_quorum: {
+    type: "int",
+    default: 1,
+    min: 1,
+    max: 64,
+    description:
+      "With sync_mode quorum: replicas that must ack a commit (fewer if fewer are coherent).",
+  },
   async_dist_commit: {
     type: "bool",
     default: true,
@@ -135,9 +151,13 @@ const SPECS = {
 } as const satisfies Record<string, Spec>;
 
 export type TunableName = keyof typeof SPECS;
-export type Tunables = {
-  [K in TunableName]: (typeof SPECS)[K]["default"] extends boolean ? boolean : number;
-};
+type ValueOf<S> = S extends { type: "bool" }
+  ? boolean
+  : S extends { type: "enum"; values: readonly (infer V)[] }
+    ? V
+    : number;
+export type Tunables = { [K in TunableName]: ValueOf<(typeof SPECS)[K]> };
+export type TunableValue = boolean | number | string;
 
 export const TUNABLE_NAMES = Object.keys(SPECS) as TunableName[];
 
@@ -146,17 +166,18 @@ export function isTunableName(name: string): name is TunableName {
 }
 
 export function defaultTunables(): Tunables {
-  const out: Record<string, boolean | number> = {};
+  const out: Record<string, TunableValue> = {};
   for (const name of TUNABLE_NAMES) out[name] = SPECS[name].default;
   return out as Tunables;
 }
 
 export interface TunableDescription {
-  value: boolean | number;
-  default: boolean | number;
-  type: "bool" | "int" | "float";
+  value: TunableValue;
+  default: TunableValue;
+  type: "bool" | "int" | "float" | "enum";
   min: number | null;
   max: number | null;
+  values?: readonly string[];
   description: string;
 }
 
@@ -164,24 +185,32 @@ export function describeTunables(current: Tunables): Record<TunableName, Tunable
   const out = {} as Record<TunableName, TunableDescription>;
   for (const name of TUNABLE_NAMES) {
     const spec: Spec = SPECS[name];
+    const bounded = spec.type === "int" || spec.type === "float";
     out[name] = {
       value: current[name],
       default: spec.default,
       type: spec.type,
-      min: spec.type === "bool" ? null : spec.min,
-      max: spec.type === "bool" ? null : spec.max,
+      min: bounded ? spec.min : null,
+      max: bounded ? spec.max : null,
+      ...(spec.type === "enum" ? { values: spec.values } : {}),
       description: spec.description,
     };
   }
   return out;
 }
 
-function checkValue(name: TunableName, value: unknown): boolean | number {
+function checkValue(name: TunableName, value: unknown): TunableValue {
   const spec: Spec = SPECS[name];
   const bad = (why: string) =>
     new ApiError("INVALID_TUNABLE_VALUE", `${name}: ${why}`, { name, value: value ?? null });
   if (spec.type === "bool") {
     if (typeof value !== "boolean") throw bad("expected true or false");
+    return value;
+  }
+  if (spec.type === "enum") {
+    if (typeof value !== "string" || !spec.values.includes(value)) {
+      throw bad(`expected one of ${spec.values.join(", ")}`);
+    }
     return value;
   }
   if (typeof value !== "number" || !Number.isFinite(value)) throw bad(`expected a ${spec.type}`);
@@ -210,7 +239,7 @@ export function applyPatch(
       names: unknown,
     });
   }
-  const next = { ...current } as Record<TunableName, boolean | number>;
+  const next = { ...current } as Record<TunableName, TunableValue>;
   const changed: TunableName[] = [];
   for (const [name, value] of entries as [TunableName, unknown][]) {
     next[name] = checkValue(name, value);
@@ -221,7 +250,7 @@ export function applyPatch(
 
 /** Loads stored values, ignoring names or values a newer or older build would reject. */
 export function tunablesFromStored(rows: Iterable<{ name: string; value: string }>): Tunables {
-  const out = defaultTunables() as Record<TunableName, boolean | number>;
+  const out = defaultTunables() as Record<TunableName, TunableValue>;
   for (const row of rows) {
     if (!isTunableName(row.name)) continue;
     try {

@@ -23,7 +23,10 @@ export class MasterMetrics {
   readonly errors: Counter<"cluster" | "code">;
   readonly incoherentMarks: Counter<"cluster" | "replica" | "reason">;
   readonly ackLatency: Histogram<"cluster" | "replica">;
-  readonly commitLatency: Histogram<"cluster" | "outcome">;
+  readonly commitLatency: Histogram<"cluster" | "outcome" | "path">;
+  readonly passes: Counter<"cluster">;
+  readonly passComparisons: Counter<"cluster">;
+  readonly skippedEarlyStop: Counter<"cluster">;
 
   constructor(
     private readonly cluster: () => string,
@@ -75,9 +78,27 @@ export class MasterMetrics {
     });
     this.commitLatency = new Histogram({
       name: "dosql_commit_wait_ms",
-      help: "Time from the local commit to the answer (acks, deadline or timeout), in milliseconds.",
-      labelNames: ["cluster", "outcome"],
+      help: "Time from the hand-off (or the start of an inline wait) to the answer, in milliseconds, by outcome and path (handoff, inline, replay).",
+      labelNames: ["cluster", "outcome", "path"],
       buckets: LATENCY_BUCKETS_MS,
+      registers,
+    });
+    this.passes = new Counter({
+      name: "dosql_waiter_passes_total",
+      help: "Ack-check passes the waiter ran over its outstanding commits.",
+      labelNames: ["cluster"],
+      registers,
+    });
+    this.passComparisons = new Counter({
+      name: "dosql_waiter_pass_comparisons_total",
+      help: "Ack comparisons (a node's acked LSN against a commit's LSN) made by all passes.",
+      labelNames: ["cluster"],
+      registers,
+    });
+    this.skippedEarlyStop = new Counter({
+      name: "dosql_waiter_skipped_early_stop_total",
+      help: "Commits a pass skipped because they wait on a node already found behind.",
+      labelNames: ["cluster"],
       registers,
     });
     const label = () => ({ cluster: this.cluster() });

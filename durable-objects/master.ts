@@ -6,7 +6,8 @@
  * wires them to storage, RPC and timers.
  */
 import { DurableObject } from "cloudflare:workers";
-import { AckBook, type NodeView, type Outcome } from "../core/ack-book";
+import type { NodeView, Outcome } from "../core/ack-book";
+import { planWait } from "../core/commit-policy";
 import { ApiError, type Result, fail, ok } from "../core/errors";
 import { bodyBytes, encodeStatements } from "../core/log-codec";
 import {
@@ -27,7 +28,9 @@ import {
   replicaId,
   replicaObjectName,
 } from "../core/protocol";
+import { Scheduler } from "../core/scheduler";
 import { Semaphore } from "../core/semaphore";
+import { findSlowReplica } from "../core/slow-replica";
 import { type GuardedStatement, guardWrite } from "../core/statement-guard";
 import {
   type TunableDescription,
@@ -42,6 +45,7 @@ import { MasterMetrics } from "./master-metrics";
 import { MasterStore } from "./master-store";
 import { Relay, type RelayHost } from "./relay";
 import type { ReplicaDO } from "./replica";
+import { type WaitPath, Waiter } from "./waiter";
 import { MAX_QUERY_ROWS, asSqlError, nodeChecksums, runQuery, toJsonRow } from "./sql-helpers";
 
 interface ReplicaEntry {
@@ -51,15 +55,22 @@ interface ReplicaEntry {
   /** Latest instant (master clock) until which a lease we granted may be held. */
   leaseGrantedUntil: number;
   avgAckMs: number;
+  /** Acks of batches with records since the replica last became coherent. */
+  ackSamples: number;
   relay: Relay;
 }
 
-type Resolve = (outcome: Outcome) => void;
-
 const TAIL_CACHE_RECORDS = 4096;
-const TICK_MS = 50;
 const PRUNE_EVERY_MS = 60_000;
-const ALARM_BACKSTOP_MS = 30_000;
+const SLOW_CHECK_EVERY_MS = 1_000;
+/**
+ * The alarm follows the earliest scheduled job but never closer than this:
+ * exact timing comes from the in-memory timer, and the alarm (a storage write
+ * each time it is set) is only the backstop that wakes an evicted master.
+ */
+const ALARM_MIN_LEAD_MS = 1_000;
+/** Weight of the newest batch round trip in a replica's average ack time. */
+const ACK_EWMA_WEIGHT = 0.1;
 const PULL_MAX_BYTES = 4_000_000;
 
 export interface VerifyReport {
@@ -78,28 +89,29 @@ export class MasterDO extends DurableObject<Env> {
   private currentTerm = 0;
   private tunables: Tunables = defaultTunables();
   private readonly writers = new Semaphore(8);
-  private readonly book = new AckBook<Resolve>();
   private readonly replicas = new Map<string, ReplicaEntry>();
   private readonly tail = new Map<number, LogRecord>();
   /** Highest LSN answered as acked: a replica must reach it before it is coherent again. */
   private answeredHighLsn = 0;
-  private wakeTimer: ReturnType<typeof setTimeout> | null = null;
-  private wakeAt = Number.POSITIVE_INFINITY;
-  private tickTimer: ReturnType<typeof setTimeout> | null = null;
-  private lastPruneAt = 0;
-  private alarmArmed = false;
+  private readonly scheduler = new Scheduler();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timerAt = Number.POSITIVE_INFINITY;
+  private alarmAt: number | null = null;
+  /** Set while a change of sync_mode away from full waits for granted leases to expire. */
+  private leasesSuspended = false;
   private readonly counters = {
     commits: 0,
     replayed: 0,
     handedOff: 0,
+    noWait: 0,
     inlineWaits: { off: 0, queueFull: 0, notPlain: 0 },
-    peakOutstanding: 0,
     incoherentMarks: {} as Record<string, number>,
     outcomes: { acked: 0, "not-durable": 0, timeout: 0 } as Record<Outcome, number>,
   };
+  private readonly waiter: Waiter;
 
   private readonly metrics = new MasterMetrics(() => this.cluster, {
-    outstanding: () => this.book.size,
+    outstanding: () => this.waiter.outstanding,
     writersBusy: () => this.writers.busy,
     lsn: () => this.lsn,
     replicas: () =>
@@ -114,6 +126,27 @@ export class MasterDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MasterStore(ctx.storage.sql);
+    this.waiter = new Waiter(this.view, {
+      now: () => Date.now(),
+      durableLsns: () => this.tunables.durable_lsns,
+      markIncoherent: (ids) => {
+        for (const id of ids) {
+          const entry = this.replicas.get(id);
+          if (entry !== undefined) this.markIncoherent(entry, "ack-timeout");
+        }
+      },
+      wakeAt: (at) => (at === null ? this.scheduler.cancel("waiter") : this.schedule("waiter", at)),
+      answered: (lsn, outcome, path, waitedMs) => {
+        this.counters.outcomes[outcome]++;
+        if (outcome === "acked" && lsn > this.answeredHighLsn) this.answeredHighLsn = lsn;
+        this.metrics.commitLatency.observe({ cluster: this.cluster, outcome, path }, waitedMs);
+      },
+      passed: (result) => {
+        this.metrics.passes.inc({ cluster: this.cluster });
+        this.metrics.passComparisons.inc({ cluster: this.cluster }, result.comparisons);
+        this.metrics.skippedEarlyStop.inc({ cluster: this.cluster }, result.skippedEarlyStop);
+      },
+    });
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, MASTER_MIGRATIONS);
       this.tunables = this.store.loadTunables();
@@ -163,11 +196,14 @@ export class MasterDO extends DurableObject<Env> {
         // A previous incarnation may have granted a lease; assume it is still held.
         leaseGrantedUntil: now + this.tunables.coherency_lease_ms,
         avgAckMs: 0,
+        ackSamples: 0,
         relay: new Relay(id, this.relayHost),
       });
     }
     for (const entry of this.replicas.values()) entry.relay.pump();
-    this.scheduleTick();
+    this.schedule("heartbeat", now + this.heartbeatEvery());
+    this.schedule("slow-check", now + SLOW_CHECK_EVERY_MS);
+    this.schedule("prune", now + this.pruneEvery());
   }
 
   // --------------------------------------------------------------- relays
@@ -190,6 +226,7 @@ export class MasterDO extends DurableObject<Env> {
     onAck: (id, _response, rttMs, carried) => this.onAck(id, rttMs, carried),
     onFailure: (id) => this.onFailure(id),
     newStub: (id) => this.replicaStub(id),
+    scheduleRestart: (id, at) => this.schedule(`relay-restart:${id}`, at),
   };
 
   private readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
@@ -206,6 +243,8 @@ export class MasterDO extends DurableObject<Env> {
   private grantLease(id: string): number {
     const entry = this.replicas.get(id);
     if (entry === undefined || entry.state !== "coherent") return 0;
+    // Only full sync puts every coherent replica in every wait: other modes grant no leases.
+    if (this.tunables.sync_mode !== "full" || this.leasesSuspended) return 0;
     const until = Date.now() + this.tunables.coherency_lease_ms;
     if (until > entry.leaseGrantedUntil) entry.leaseGrantedUntil = until;
     return until;
@@ -215,7 +254,11 @@ export class MasterDO extends DurableObject<Env> {
     const entry = this.replicas.get(id);
     if (entry === undefined) return;
     if (carriedRecords) {
-      entry.avgAckMs = entry.avgAckMs === 0 ? rttMs : entry.avgAckMs * 0.8 + rttMs * 0.2;
+      entry.avgAckMs =
+        entry.ackSamples === 0
+          ? rttMs
+          : entry.avgAckMs * (1 - ACK_EWMA_WEIGHT) + rttMs * ACK_EWMA_WEIGHT;
+      entry.ackSamples++;
       this.metrics.ackLatency.observe({ cluster: this.cluster, replica: id }, rttMs);
     }
     if (entry.state !== "coherent") {
@@ -223,7 +266,7 @@ export class MasterDO extends DurableObject<Env> {
       if (entry.relay.ackedLsn >= this.coherencyThreshold()) this.markCoherent(entry);
       else this.choosePullMode(entry);
     }
-    this.runPass();
+    this.waiter.requestPass();
   }
 
   /** Grows with every read while a record is unacked; 0 when nothing is outstanding. */
@@ -268,15 +311,16 @@ export class MasterDO extends DurableObject<Env> {
    * joins the wait set of every waiting commit it has not acked.
    */
   private coherencyThreshold(): number {
-    const oldest = this.book.oldestLsn();
+    const oldest = this.waiter.oldestLsn();
     return Math.max(this.answeredHighLsn, oldest === null ? this.lsn : oldest - 1);
   }
 
   private markCoherent(entry: ReplicaEntry): void {
     entry.state = "coherent";
     entry.reason = null;
+    entry.ackSamples = 0;
     this.store.saveReplicaState(entry.id, "coherent", null);
-    this.book.joinWaits(entry.id, entry.relay.ackedLsn);
+    this.waiter.joinWaits(entry.id, entry.relay.ackedLsn);
     entry.relay.resumeLive(entry.relay.ackedLsn);
   }
 
@@ -296,7 +340,7 @@ export class MasterDO extends DurableObject<Env> {
     const lastHeard = entry.relay.lastAckAt ?? 0;
     if (now - lastHeard >= this.tunables.rep_timeout_ms) {
       this.markIncoherent(entry, "unreachable");
-      this.runPass();
+      this.waiter.requestPass();
     }
   }
 
@@ -308,106 +352,124 @@ export class MasterDO extends DurableObject<Env> {
 
   // ------------------------------------------------------------ waiting
 
-  private waitFor(lsn: number): Promise<Outcome> {
+  /** Snapshots the wait set and sanctioned set now, and holds the commit in the waiter. */
+  private waitFor(lsn: number, path: WaitPath): Promise<Outcome> {
     const now = Date.now();
     const waitSet = new Set<string>();
     for (const entry of this.replicas.values()) {
       if (entry.state === "coherent") waitSet.add(entry.id);
     }
-    return new Promise<Outcome>((resolve) => {
-      const done = (outcome: Outcome) => {
-        this.metrics.commitLatency.observe({ cluster: this.cluster, outcome }, Date.now() - now);
-        resolve(outcome);
-      };
-      this.book.add({
-        lsn,
-        waitSet,
-        sanctioned: [...this.replicas.keys()],
-        deadline: now + this.tunables.rep_timeout_ms,
-        giveUpAt: now + this.tunables.commit_timeout_ms,
-        token: done,
-      });
-      if (this.book.size > this.counters.peakOutstanding) {
-        this.counters.peakOutstanding = this.book.size;
-      }
-      this.runPass();
+    const quorum =
+      this.tunables.sync_mode === "quorum"
+        ? Math.min(this.tunables.sync_quorum, waitSet.size)
+        : undefined;
+    return this.waiter.wait({
+      lsn,
+      waitSet,
+      sanctioned: [...this.replicas.keys()],
+      deadline: now + this.tunables.rep_timeout_ms,
+      giveUpAt: now + this.tunables.commit_timeout_ms,
+      ...(quorum === undefined ? {} : { quorum }),
+      path,
     });
   }
 
-  private runPass(): void {
-    if (this.book.size === 0) return;
-    const now = Date.now();
-    const result = this.book.pass(this.view, { now, durableLsns: this.tunables.durable_lsns });
-    for (const id of result.markIncoherent) {
-      const entry = this.replicas.get(id);
-      if (entry !== undefined) this.markIncoherent(entry, "ack-timeout");
-    }
-    for (const { commit, outcome } of result.answered) {
-      this.counters.outcomes[outcome]++;
-      if (outcome === "acked" && commit.lsn > this.answeredHighLsn) {
-        this.answeredHighLsn = commit.lsn;
-      }
-      commit.token(outcome);
-    }
-    if (result.wakeAt !== null) this.wakeAtTime(result.wakeAt);
+  // ------------------------------------------------------------ scheduling
+
+  /**
+   * Every timed job goes through one scheduler: waiter deadlines, heartbeats,
+   * relay restarts, the slow-replica check and pruning. One in-memory timer
+   * fires at the earliest job; the DO alarm follows it as the durable backstop.
+   */
+  private schedule(job: string, at: number): void {
+    this.scheduler.at(job, at);
+    this.armTimers();
   }
 
-  private wakeAtTime(at: number): void {
-    if (this.wakeTimer !== null && this.wakeAt <= at) return;
-    if (this.wakeTimer !== null) clearTimeout(this.wakeTimer);
-    this.wakeAt = at;
-    this.wakeTimer = setTimeout(
-      () => {
-        this.wakeTimer = null;
-        this.wakeAt = Number.POSITIVE_INFINITY;
-        this.runPass();
-      },
-      Math.max(0, at - Date.now()),
-    );
-  }
-
-  // ------------------------------------------------------------ the tick
-
-  /** Heartbeats, unreachable checks, pruning; keeps running while the master lives. */
-  private scheduleTick(): void {
-    if (this.tickTimer !== null) return;
-    this.tickTimer = setTimeout(
-      () => {
-        this.tickTimer = null;
-        this.tick();
-        this.scheduleTick();
-      },
-      Math.min(TICK_MS, this.tunables.heartbeat_ms),
-    );
-  }
-
-  private tick(): void {
-    const now = Date.now();
-    for (const entry of this.replicas.values()) {
-      entry.relay.heartbeatIfDue();
-      entry.relay.pump();
-      this.checkUnreachable(entry, now);
+  private armTimers(): void {
+    const next = this.scheduler.next();
+    if (next === null) return;
+    if (this.timer === null || next < this.timerAt) {
+      if (this.timer !== null) clearTimeout(this.timer);
+      this.timerAt = next;
+      this.timer = setTimeout(() => this.fire(), Math.max(0, next - Date.now()));
     }
-    const pruneEvery = Math.min(PRUNE_EVERY_MS, this.tunables.idempotency_retention_ms);
-    if (now - this.lastPruneAt >= pruneEvery) {
-      this.lastPruneAt = now;
-      this.store.pruneResults(now - this.tunables.idempotency_retention_ms);
-    }
-    if (!this.alarmArmed) {
-      this.alarmArmed = true;
-      void this.ctx.storage.setAlarm(now + ALARM_BACKSTOP_MS);
+    const alarmAt = Math.max(next, Date.now() + ALARM_MIN_LEAD_MS);
+    if (this.alarmAt === null || alarmAt < this.alarmAt - ALARM_MIN_LEAD_MS) {
+      this.alarmAt = alarmAt;
+      void this.ctx.storage.setAlarm(alarmAt);
     }
   }
 
-  /** The durable backstop: wakes an evicted master so its relays resume. */
+  private fire(): void {
+    this.timer = null;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    this.dispatch();
+  }
+
+  /** The one alarm entry: runs what is due and re-arms for the earliest next job. */
   override async alarm(): Promise<void> {
-    this.alarmArmed = false;
-    this.scheduleTick();
-    for (const entry of this.replicas.values()) entry.relay.pump();
-    const behind = [...this.replicas.values()].some((e) => e.relay.ackedLsn < this.lsn);
-    if (behind || this.book.size > 0) {
-      this.alarmArmed = true;
-      await this.ctx.storage.setAlarm(Date.now() + ALARM_BACKSTOP_MS);
+    this.alarmAt = null;
+    this.dispatch();
+  }
+
+  private dispatch(): void {
+    const now = Date.now();
+    for (const job of this.scheduler.due(now)) this.runJob(job, now);
+    this.armTimers();
+  }
+
+  private runJob(job: string, now: number): void {
+    if (job === "waiter") return this.waiter.pass();
+    if (job === "heartbeat") {
+      for (const entry of this.replicas.values()) {
+        entry.relay.heartbeatIfDue();
+        entry.relay.pump();
+        this.checkUnreachable(entry, now);
+      }
+      this.scheduler.at("heartbeat", now + this.heartbeatEvery());
+      return;
+    }
+    if (job === "slow-check") {
+      this.checkSlowReplicas();
+      this.scheduler.at("slow-check", now + SLOW_CHECK_EVERY_MS);
+      return;
+    }
+    if (job === "prune") {
+      this.store.pruneResults(now - this.tunables.idempotency_retention_ms);
+      this.scheduler.at("prune", now + this.pruneEvery());
+      return;
+    }
+    if (job.startsWith("relay-restart:")) {
+      this.replicas.get(job.slice("relay-restart:".length))?.relay.retryNow();
+    }
+  }
+
+  private heartbeatEvery(): number {
+    return Math.max(5, Math.floor(this.tunables.heartbeat_ms / 2));
+  }
+
+  private pruneEvery(): number {
+    return Math.min(PRUNE_EVERY_MS, this.tunables.idempotency_retention_ms);
+  }
+
+  /** Comdb2's slow-replica rule over the coherent replicas' average ack times. */
+  private checkSlowReplicas(): void {
+    const entries = [...this.replicas.values()];
+    const coherent = entries
+      .filter((e) => e.state === "coherent")
+      .map((e) => ({ id: e.id, avgAckMs: e.avgAckMs, samples: e.ackSamples }));
+    const slowNow = entries.filter((e) => e.state !== "coherent" && e.reason === "slow").length;
+    const slow = findSlowReplica(
+      coherent,
+      this.tunables.slow_replica_factor,
+      slowNow,
+      entries.length,
+    );
+    const entry = slow === null ? undefined : this.replicas.get(slow);
+    if (entry !== undefined) {
+      this.markIncoherent(entry, "slow");
+      this.waiter.requestPass();
     }
   }
 
@@ -442,24 +504,28 @@ export class MasterDO extends DurableObject<Env> {
           }
         }
         const response = this.commitLocal(request, guarded, key, hash);
-        const plain = guarded.every((g) => g.kind !== "ddl");
-        const inlineReason = !this.tunables.async_dist_commit
-          ? "off"
-          : !plain
-            ? "notPlain"
-            : this.book.size >= this.tunables.async_dist_commit_max_outstanding
-              ? "queueFull"
-              : null;
-        if (inlineReason !== null) {
-          this.counters.inlineWaits[inlineReason]++;
-          this.metrics.inlineWaits.inc({ cluster: this.cluster, reason: inlineReason });
+        const plan = planWait({
+          syncMode: this.tunables.sync_mode,
+          asyncDistCommit: this.tunables.async_dist_commit,
+          maxOutstanding: this.tunables.async_dist_commit_max_outstanding,
+          handedOffNow: this.waiter.handedOffNow,
+          plain: guarded.every((g) => g.kind !== "ddl"),
+        });
+        if (plan.kind === "no-wait") {
+          this.counters.noWait++;
+          if (response.lsn > this.answeredHighLsn) this.answeredHighLsn = response.lsn;
+          return ok(response);
+        }
+        if (plan.kind === "inline") {
+          this.counters.inlineWaits[plan.reason]++;
+          this.metrics.inlineWaits.inc({ cluster: this.cluster, reason: plan.reason });
         } else {
           this.counters.handedOff++;
           this.metrics.handoffs.inc({ cluster: this.cluster });
           this.writers.release();
           holding = false;
         }
-        const outcome = await this.waitFor(response.lsn);
+        const outcome = await this.waitFor(response.lsn, plan.kind);
         return this.answer(outcome, response);
       } finally {
         if (holding) this.writers.release();
@@ -498,7 +564,8 @@ export class MasterDO extends DurableObject<Env> {
     this.counters.replayed++;
     this.metrics.replayed.inc({ cluster: this.cluster });
     const response = JSON.parse(saved.response) as ExecResponse;
-    const outcome = await this.waitFor(saved.lsn);
+    const outcome =
+      this.tunables.sync_mode === "none" ? "acked" : await this.waitFor(saved.lsn, "replay");
     return this.answer(outcome, { ...response, replayed: true });
   }
 
@@ -641,8 +708,13 @@ export class MasterDO extends DurableObject<Env> {
         writersBusy: this.writers.busy,
         writersQueued: this.writers.queued,
         waiter: {
-          outstanding: this.book.size,
-          peakOutstanding: this.counters.peakOutstanding,
+          outstanding: this.waiter.outstanding,
+          handedOffNow: this.waiter.handedOffNow,
+          peakOutstanding: this.waiter.peak,
+          passes: this.waiter.passes,
+          comparisons: this.waiter.comparisons,
+          skippedEarlyStop: this.waiter.skippedEarlyStop,
+          noWait: this.counters.noWait,
           handedOff: this.counters.handedOff,
           inlineWaits: { ...this.counters.inlineWaits },
         },
@@ -673,15 +745,54 @@ export class MasterDO extends DurableObject<Env> {
       const { next, changed } = applyPatch(this.tunables, patch);
       const values: Record<string, unknown> = {};
       for (const name of changed) values[name] = next[name];
+      const leavingFull = this.tunables.sync_mode === "full" && next.sync_mode !== "full";
+      const enteringFull = this.tunables.sync_mode !== "full" && next.sync_mode === "full";
+      if (leavingFull) await this.expireLeases();
       this.ctx.storage.transactionSync(() => this.store.saveTunables(values));
       this.tunables = next;
       this.writers.setLimit(next.writer_concurrency);
+      if (enteringFull) this.demoteReplicasMissingAnsweredWrites();
+      // Periodic jobs take a changed period from now, not after the old one runs out.
+      const now = Date.now();
+      if (changed.includes("heartbeat_ms")) this.schedule("heartbeat", now + this.heartbeatEvery());
+      if (changed.includes("idempotency_retention_ms")) {
+        this.schedule("prune", now + this.pruneEvery());
+      }
       // Replicas read their settings from every message: a heartbeat carries the change now.
       for (const entry of this.replicas.values()) entry.relay.heartbeatIfDue();
       return ok(describeTunables(next));
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;
+    }
+  }
+
+  /**
+   * Before commits stop waiting for every coherent replica, every lease granted
+   * under full sync must run out: a replica still holding one could otherwise
+   * serve a strong read without a write the new mode acknowledged.
+   */
+  private async expireLeases(): Promise<void> {
+    this.leasesSuspended = true;
+    try {
+      let until = 0;
+      for (const entry of this.replicas.values()) {
+        until = Math.max(until, entry.leaseGrantedUntil);
+      }
+      const wait = until - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 1));
+    } finally {
+      this.leasesSuspended = false;
+    }
+  }
+
+  /**
+   * Back to full sync: a replica that has not applied everything the other
+   * mode acknowledged must catch up and rejoin before it is granted a lease.
+   */
+  private demoteReplicasMissingAnsweredWrites(): void {
+    for (const entry of this.replicas.values()) {
+      if (entry.relay.ackedLsn < this.answeredHighLsn) this.markIncoherent(entry, "mode-change");
     }
   }
 

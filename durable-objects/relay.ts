@@ -25,6 +25,8 @@ export interface RelayHost {
   onAck(id: string, response: AppendResponse, rttMs: number, carriedRecords: boolean): void;
   onFailure(id: string, error: unknown): void;
   newStub(id: string): DurableObjectStub<ReplicaDO>;
+  /** Asks the master's scheduler to call `retryNow` at `at` (relay restarts are scheduled jobs). */
+  scheduleRestart(id: string, at: number): void;
 }
 
 const MAX_BATCH_BYTES = 2_000_000;
@@ -39,7 +41,8 @@ export class Relay {
   private generation = 0;
   private stub: DurableObjectStub<ReplicaDO>;
   private backoffMs = 0;
-  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  /** While set, the relay is backing off after a failed call and sends nothing. */
+  private retryAt: number | null = null;
   lastSentAt = 0;
   lastAckAt: number | null = null;
   lastError: string | null = null;
@@ -73,7 +76,7 @@ export class Relay {
 
   /** Sends what the window allows; cheap to call after every commit and ack. */
   pump(): void {
-    if (this.retryTimer !== null) return;
+    if (this.retryAt !== null) return;
     if (this.sentLsn === null) {
       // Ask where the replica is before sending records it may already have.
       if (this.inFlight === 0) this.send([]);
@@ -94,7 +97,7 @@ export class Relay {
 
   /** Sends a heartbeat if nothing went out for heartbeat_ms and the window has room. */
   heartbeatIfDue(): void {
-    if (this.retryTimer !== null) return;
+    if (this.retryAt !== null) return;
     if (this.inFlight >= this.host.window()) return;
     if (this.host.now() - this.lastSentAt < this.host.heartbeatMs()) return;
     this.send([]);
@@ -169,10 +172,8 @@ export class Relay {
       this.sentLsn = null;
       this.unacked.length = 0;
       this.backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, this.backoffMs * 2));
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = null;
-        this.pump();
-      }, this.backoffMs);
+      this.retryAt = this.host.now() + this.backoffMs;
+      this.host.scheduleRestart(this.id, this.retryAt);
     }
     this.host.onFailure(this.id, error);
   }
@@ -205,20 +206,13 @@ export class Relay {
   }
 
   private heartbeatNow(): void {
-    if (this.retryTimer === null && this.inFlight < this.host.window()) this.send([]);
+    if (this.retryAt === null && this.inFlight < this.host.window()) this.send([]);
   }
 
-  /** Drops the backoff so the next pump retries at once (a replica was just started). */
-  retryNow(): void {
-    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    this.backoffMs = 0;
+  /** Ends the backoff: the scheduled restart, or a replica that was just started. */
+  retryNow(resetBackoff = false): void {
+    this.retryAt = null;
+    if (resetBackoff) this.backoffMs = 0;
     this.pump();
-  }
-
-  stop(): void {
-    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    this.generation++;
   }
 }

@@ -77,9 +77,9 @@ describe("describeTunables", () => {
     expect(Object.keys(described).sort()).toEqual([...TUNABLE_NAMES].sort());
     for (const name of TUNABLE_NAMES) {
       const entry = described[name];
-      expect(Object.keys(entry).sort()).toEqual(
-        ["default", "description", "max", "min", "type", "value"].sort(),
-      );
+      const keys = ["default", "description", "max", "min", "type", "value"];
+      if (entry.type === "enum") keys.push("values");
+      expect(Object.keys(entry).sort()).toEqual(keys.sort());
       expect(entry.value).toBe(current[name]);
       expect(entry.description.length).toBeGreaterThan(0);
     }
@@ -94,6 +94,27 @@ describe("describeTunables", () => {
       min: 1,
       max: 1024,
     });
+  });
+
+  it("describes sync_mode as an enum of full, quorum and none, full by default", () => {
+    const described = describeTunables(defaultTunables());
+    expect(described.sync_mode).toMatchObject({
+      value: "full",
+      default: "full",
+      type: "enum",
+      min: null,
+      max: null,
+      values: ["full", "quorum", "none"],
+    });
+  });
+
+  it("accepts only the listed values for an enum", () => {
+    expect(applyPatch(defaultTunables(), { sync_mode: "quorum" }).next.sync_mode).toBe("quorum");
+    for (const bad of ["Full", "majority", 1, true, null]) {
+      expect(() => applyPatch(defaultTunables(), { sync_mode: bad })).toThrow(
+        expect.objectContaining({ code: "INVALID_TUNABLE_VALUE" }),
+      );
+    }
   });
 
   it("gives booleans null bounds", () => {
