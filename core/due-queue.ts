@@ -4,34 +4,48 @@
  * exactly under load. Items sit in a queue ordered by due time; `drain` runs
  * on every incoming event and releases what is due, and a single timer at the
  * earliest due time is only the fallback for an idle object.
+ *
+ * Callbacks run synchronously inside `drain`, so the caller knows, when drain
+ * returns, everything that fell due (a replica piggybacks due acks on the reply
+ * it is about to send). `onTimerDrain` runs after a drain the timer did.
  */
 export class DueQueue {
-  private readonly items: { due: number; resolve: () => void }[] = [];
+  private readonly items: { due: number; queuedAt: number; release: (waited: number) => void }[] =
+    [];
   private timer: ReturnType<typeof setTimeout> | null = null;
   private timerDue = Number.POSITIVE_INFINITY;
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly now: () => number = () => performance.now(),
+    private readonly onTimerDrain: () => void = () => {},
+  ) {}
 
   get size(): number {
     return this.items.length;
   }
 
-  wait(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
-    const due = this.now() + ms;
-    return new Promise((resolve) => {
-      let i = this.items.length;
-      while (i > 0 && (this.items[i - 1]?.due ?? 0) > due) i--;
-      this.items.splice(i, 0, { due, resolve });
-      this.arm();
-    });
+  /** Calls `release` with how long the item really waited, once `ms` have passed. */
+  add(ms: number, release: (waited: number) => void): void {
+    const queuedAt = this.now();
+    const due = queuedAt + Math.max(0, ms);
+    let i = this.items.length;
+    while (i > 0 && (this.items[i - 1]?.due ?? 0) > due) i--;
+    this.items.splice(i, 0, { due, queuedAt, release });
+    this.arm();
+  }
+
+  /** Resolves with how long the item really waited (the effective delay). */
+  wait(ms: number): Promise<number> {
+    if (ms <= 0) return Promise.resolve(0);
+    return new Promise((resolve) => this.add(ms, resolve));
   }
 
   /** Releases everything due now; call it from every incoming event. */
   drain(): void {
     const now = this.now();
     while (this.items.length > 0 && (this.items[0]?.due ?? Number.POSITIVE_INFINITY) <= now) {
-      this.items.shift()?.resolve();
+      const item = this.items.shift();
+      item?.release(now - item.queuedAt);
     }
     this.arm();
   }
@@ -52,6 +66,7 @@ export class DueQueue {
         this.timer = null;
         this.timerDue = Number.POSITIVE_INFINITY;
         this.drain();
+        this.onTimerDrain();
       },
       Math.max(0, next - this.now()),
     );

@@ -93,6 +93,15 @@ export interface AppendRequest {
   pull: boolean;
 }
 
+/** Replica -> master: a deferred ack (debug_ack_delay_ms). */
+export interface AckRequest {
+  cluster: string;
+  replicaId: string;
+  appliedLsn: number;
+  echoSentAt: number;
+  ackDelayedMs: number;
+}
+
 /** Replica -> master: the next records from `fromLsn`, in order. */
 export interface PullRequest {
   cluster: string;
@@ -109,6 +118,13 @@ export interface PullResponse {
 }
 
 export interface AppendResponse {
+  /**
+   * With debug_ack_delay_ms set, the reply only frees the relay's window: the
+   * ack itself comes later as a separate replica -> master call (`AckRequest`).
+   */
+  ackDeferred?: boolean;
+  /** A deferred ack that fell due, riding on this reply. */
+  dueAck?: AckRequest;
   /** Set when the replica refused the message (stopped by the fault hook). */
   refused?: string;
   /** Highest LSN applied, which covers every earlier LSN. */
@@ -119,6 +135,8 @@ export interface AppendResponse {
   echoSentAt: number;
   skipped: number;
   applied: number;
+  /** How long the replica really held this ack (debug_ack_delay_ms, measured). */
+  ackDelayedMs: number;
 }
 
 export interface TableChecksum {
@@ -143,6 +161,11 @@ export interface ReplicaStatus {
   lagMs: number;
   bytesBehind: number;
   avgAckMs: number;
+  /** Batches with records acked since the master started, and the sum of their round trips. */
+  ackRttCount: number;
+  ackRttTotalMs: number;
+  /** Of that, the time replicas held the acks on purpose (debug_ack_delay_ms, measured there). */
+  ackDelayTotalMs: number;
   lastAckAt: number | null;
   leaseUntil: number;
   incoherentReason: string | null;

@@ -89,7 +89,7 @@ const SPECS = {
     min: 0,
     max: 100,
     description:
-      "A replica whose average ack time exceeds factor x the second-worst is marked incoherent; 0 turns the check off. Stored and validated; the check is not enforced yet.",
+      "A replica whose average ack time exceeds factor x the second-worst is marked incoherent; 0 turns the check off.",
   },
   durable_lsns: {
     type: "bool",
@@ -114,7 +114,7 @@ const SPECS = {
   },
   relay_window: {
     type: "int",
-    default: 4,
+    default: 8,
     min: 1,
     max: 64,
     description:

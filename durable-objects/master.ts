@@ -15,6 +15,7 @@ import {
   type ExecRequest,
   type ExecResponse,
   type LogRecord,
+  type AckRequest,
   type NodeChecksums,
   type PullRequest,
   type PullResponse,
@@ -43,7 +44,7 @@ import {
 import { MASTER_MIGRATIONS, migrate } from "../migrations";
 import { MasterMetrics } from "./master-metrics";
 import { MasterStore } from "./master-store";
-import { Relay, type RelayHost } from "./relay";
+import { Relay, type RelayHost, asAck } from "./relay";
 import type { ReplicaDO } from "./replica";
 import { type WaitPath, Waiter } from "./waiter";
 import { MAX_QUERY_ROWS, asSqlError, nodeChecksums, runQuery, toJsonRow } from "./sql-helpers";
@@ -57,6 +58,10 @@ interface ReplicaEntry {
   avgAckMs: number;
   /** Acks of batches with records since the replica last became coherent. */
   ackSamples: number;
+  /** Round trips of batches with records since the master started: count and sum. */
+  ackRttCount: number;
+  ackRttTotalMs: number;
+  ackDelayTotalMs: number;
   relay: Relay;
 }
 
@@ -197,6 +202,9 @@ export class MasterDO extends DurableObject<Env> {
         leaseGrantedUntil: now + this.tunables.coherency_lease_ms,
         avgAckMs: 0,
         ackSamples: 0,
+        ackRttCount: 0,
+        ackRttTotalMs: 0,
+        ackDelayTotalMs: 0,
         relay: new Relay(id, this.relayHost),
       });
     }
@@ -223,7 +231,7 @@ export class MasterDO extends DurableObject<Env> {
     }),
     readLog: (fromLsn, maxRecords, maxBytes) => this.readLog(fromLsn, maxRecords, maxBytes),
     grantLease: (id) => this.grantLease(id),
-    onAck: (id, _response, rttMs, carried) => this.onAck(id, rttMs, carried),
+    onAck: (id, response, rttMs, carried) => this.onAck(id, rttMs, carried, response.ackDelayedMs),
     onFailure: (id) => this.onFailure(id),
     newStub: (id) => this.replicaStub(id),
     scheduleRestart: (id, at) => this.schedule(`relay-restart:${id}`, at),
@@ -250,7 +258,7 @@ export class MasterDO extends DurableObject<Env> {
     return until;
   }
 
-  private onAck(id: string, rttMs: number, carriedRecords: boolean): void {
+  private onAck(id: string, rttMs: number, carriedRecords: boolean, ackDelayedMs = 0): void {
     const entry = this.replicas.get(id);
     if (entry === undefined) return;
     if (carriedRecords) {
@@ -259,6 +267,9 @@ export class MasterDO extends DurableObject<Env> {
           ? rttMs
           : entry.avgAckMs * (1 - ACK_EWMA_WEIGHT) + rttMs * ACK_EWMA_WEIGHT;
       entry.ackSamples++;
+      entry.ackRttCount++;
+      entry.ackRttTotalMs += rttMs;
+      entry.ackDelayTotalMs += ackDelayedMs;
       this.metrics.ackLatency.observe({ cluster: this.cluster, replica: id }, rttMs);
     }
     if (entry.state !== "coherent") {
@@ -322,6 +333,8 @@ export class MasterDO extends DurableObject<Env> {
     this.store.saveReplicaState(entry.id, "coherent", null);
     this.waiter.joinWaits(entry.id, entry.relay.ackedLsn);
     entry.relay.resumeLive(entry.relay.ackedLsn);
+    // Grant its lease now rather than with the next heartbeat.
+    entry.relay.heartbeatNow();
   }
 
   private markIncoherent(entry: ReplicaEntry, reason: string): void {
@@ -337,7 +350,7 @@ export class MasterDO extends DurableObject<Env> {
   /** A coherent replica that has answered nothing for rep_timeout_ms is marked incoherent. */
   private checkUnreachable(entry: ReplicaEntry, now: number): void {
     if (entry.state !== "coherent" || entry.relay.failures === 0) return;
-    const lastHeard = entry.relay.lastAckAt ?? 0;
+    const lastHeard = entry.relay.lastHeardAt ?? 0;
     if (now - lastHeard >= this.tunables.rep_timeout_ms) {
       this.markIncoherent(entry, "unreachable");
       this.waiter.requestPass();
@@ -649,6 +662,12 @@ export class MasterDO extends DurableObject<Env> {
     return response;
   }
 
+  /** A replica's deferred ack (debug_ack_delay_ms). */
+  async ack(request: AckRequest): Promise<void> {
+    this.ensureCluster(request.cluster);
+    this.replicas.get(request.replicaId)?.relay.receiveAck(asAck(request));
+  }
+
   /** A replica catching up fetches the next records; its `fromLsn` acks everything before. */
   async pullLog(request: PullRequest): Promise<PullResponse> {
     this.ensureCluster(request.cluster);
@@ -694,6 +713,9 @@ export class MasterDO extends DurableObject<Env> {
         pulling: entry.relay.pulling,
         pullBatches: entry.relay.pullBatches,
         avgAckMs: Math.round(entry.avgAckMs * 10) / 10,
+        ackRttCount: entry.ackRttCount,
+        ackRttTotalMs: entry.ackRttTotalMs,
+        ackDelayTotalMs: entry.ackDelayTotalMs,
         lastAckAt: entry.relay.lastAckAt,
         leaseUntil: entry.state === "coherent" ? entry.leaseGrantedUntil : 0,
         incoherentReason: entry.reason,

@@ -7,7 +7,13 @@
  * per D. A failed call breaks the stub: the relay makes a new one, backs off,
  * and resends from the last LSN the replica acked.
  */
-import type { AppendRequest, AppendResponse, LogRecord, ReplicaSettings } from "../core/protocol";
+import type {
+  AckRequest,
+  AppendRequest,
+  AppendResponse,
+  LogRecord,
+  ReplicaSettings,
+} from "../core/protocol";
 import type { ReplicaDO } from "./replica";
 
 export interface RelayHost {
@@ -30,6 +36,17 @@ export interface RelayHost {
 }
 
 const MAX_BATCH_BYTES = 2_000_000;
+
+export function asAck(ack: AckRequest): AppendResponse {
+  return {
+    appliedLsn: ack.appliedLsn,
+    gap: false,
+    echoSentAt: ack.echoSentAt,
+    skipped: 0,
+    applied: 0,
+    ackDelayedMs: ack.ackDelayedMs,
+  };
+}
 const MIN_BACKOFF_MS = 20;
 const MAX_BACKOFF_MS = 2_000;
 
@@ -45,6 +62,8 @@ export class Relay {
   private retryAt: number | null = null;
   lastSentAt = 0;
   lastAckAt: number | null = null;
+  /** Last time the replica answered anything (reachability, not progress). */
+  lastHeardAt: number | null = null;
   lastError: string | null = null;
   /** Consecutive failed calls; reset by any answer. */
   failures = 0;
@@ -84,7 +103,14 @@ export class Relay {
     }
     if (this.pulling) return;
     const window = this.host.window();
-    while (this.inFlight < window && this.sentLsn < this.host.masterLsn()) {
+    // The window counts batches not yet acked, not calls not yet answered: with
+    // deferred acks the calls return at once, and records would trickle out one
+    // commit per call instead of accumulating into batches.
+    while (
+      this.inFlight < window &&
+      this.unacked.length < window &&
+      this.sentLsn < this.host.masterLsn()
+    ) {
       const records = this.host.readLog(
         this.sentLsn + 1,
         this.host.batchMaxRecords(),
@@ -143,11 +169,7 @@ export class Relay {
       this.lastError = null;
     }
     const now = this.host.now();
-    this.lastAckAt = now;
-    if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;
-    while (this.unacked.length > 0 && (this.unacked[0]?.lastLsn ?? 0) <= this.ackedLsn) {
-      this.unacked.shift();
-    }
+    this.lastHeardAt = now;
     if (generation === this.generation) {
       if (this.sentLsn === null) {
         this.sentLsn = response.appliedLsn;
@@ -158,8 +180,26 @@ export class Relay {
         this.unacked.length = 0;
       }
     }
-    this.host.onAck(this.id, response, now - response.echoSentAt, carried);
+    if (!response.ackDeferred) this.takeAck(response, carried, now);
+    if (response.dueAck !== undefined) this.takeAck(asAck(response.dueAck), true, now);
     this.pump();
+  }
+
+  /** A deferred ack (debug_ack_delay_ms) arrived as its own call. */
+  receiveAck(response: AppendResponse): void {
+    const now = this.host.now();
+    this.lastHeardAt = now;
+    this.takeAck(response, true, now);
+    this.pump();
+  }
+
+  private takeAck(response: AppendResponse, carried: boolean, now: number): void {
+    this.lastAckAt = now;
+    if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;
+    while (this.unacked.length > 0 && (this.unacked[0]?.lastLsn ?? 0) <= this.ackedLsn) {
+      this.unacked.shift();
+    }
+    this.host.onAck(this.id, response, now - response.echoSentAt, carried);
   }
 
   private onError(generation: number, error: unknown): void {
@@ -205,7 +245,8 @@ export class Relay {
     this.pump();
   }
 
-  private heartbeatNow(): void {
+  /** Sends a heartbeat now if the window allows (a lease to grant, a pull to ask for). */
+  heartbeatNow(): void {
     if (this.retryAt === null && this.inFlight < this.host.window()) this.send([]);
   }
 

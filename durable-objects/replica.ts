@@ -9,6 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import { DueQueue } from "../core/due-queue";
 import { ApiError } from "../core/errors";
 import {
+  type AckRequest,
   type AppendRequest,
   type AppendResponse,
   type LogRecord,
@@ -29,8 +30,13 @@ export class ReplicaDO extends DurableObject<Env> {
   private identity = "";
   private stopped = false;
   private leaseUntil = 0;
-  private readonly ackDelays = new DueQueue();
+  // Acks that fall due ride on the next reply; only an idle replica sends one on its own.
+  private readonly ackDelays = new DueQueue(undefined, () => this.flushAck());
   private pulling = false;
+  /** The deferred ack waiting to go out, and the highest LSN acked that way. */
+  private readyAck: AckRequest | null = null;
+  private ackSentLsn = 0;
+  private masterForAcks: DurableObjectStub<MasterDO> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -57,15 +63,68 @@ export class ReplicaDO extends DurableObject<Env> {
     // The lease is taken only after the records that came with it are applied.
     this.leaseUntil = outcome.gap ? 0 : request.leaseUntil;
     if (request.pull && request.masterLsn > this.appliedLsn) this.startPulling(request);
-    const response: AppendResponse = {
-      appliedLsn: this.appliedLsn,
+    const appliedLsn = this.appliedLsn;
+    const ackDeferred = request.settings.ackDelayMs > 0 && !outcome.gap;
+    if (ackDeferred) this.deferAck(request, appliedLsn);
+    const due = this.takeReadyAck();
+    return {
+      appliedLsn,
       gap: outcome.gap,
       echoSentAt: request.sentAt,
       skipped: outcome.skipped,
       applied: outcome.applied,
+      ackDelayedMs: 0,
+      ackDeferred,
+      ...(due === undefined ? {} : { dueAck: due }),
     };
-    await this.ackDelays.wait(request.settings.ackDelayMs);
-    return response;
+  }
+
+  /**
+   * debug_ack_delay_ms: the ack leaves `ackDelayMs` after the apply, as its own
+   * call to the master, so the relay's window is not held for the delay. Acks
+   * that fall due together go out as one (an ack covers every earlier LSN).
+   */
+  private deferAck(request: AppendRequest, appliedLsn: number): void {
+    this.ackDelays.add(request.settings.ackDelayMs, (held) => {
+      if (appliedLsn <= (this.readyAck?.appliedLsn ?? this.ackSentLsn)) return;
+      this.readyAck = {
+        cluster: request.cluster,
+        replicaId: request.replicaId,
+        appliedLsn,
+        echoSentAt: request.sentAt,
+        ackDelayedMs: held,
+      };
+    });
+  }
+
+  /** Takes the ack that fell due, to piggyback it on a reply. */
+  private takeReadyAck(): AckRequest | undefined {
+    const ack = this.readyAck;
+    this.readyAck = null;
+    if (ack === null || ack.appliedLsn <= this.ackSentLsn) return undefined;
+    this.ackSentLsn = ack.appliedLsn;
+    return ack;
+  }
+
+  /** No reply to ride on (the replica is idle): the due ack goes out as its own call. */
+  private flushAck(): void {
+    if (this.stopped) return;
+    const ack = this.takeReadyAck();
+    if (ack === undefined) return;
+    const send = (retry: boolean): void => {
+      this.masterForAcks ??= this.masterStub(ack.cluster);
+      this.masterForAcks.ack(ack).catch((error: unknown) => {
+        this.masterForAcks = null;
+        if (retry) send(false);
+        else console.warn(`ack from ${ack.replicaId} lost; the next one covers it`, error);
+      });
+    };
+    send(true);
+  }
+
+  private masterStub(cluster: string): DurableObjectStub<MasterDO> {
+    const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
+    return ns.get(ns.idFromName(masterObjectName(cluster)));
   }
 
   /** A stopped replica answers nothing useful; the relay treats this as a failed call. */
@@ -77,6 +136,7 @@ export class ReplicaDO extends DurableObject<Env> {
       echoSentAt: request.sentAt,
       skipped: 0,
       applied: 0,
+      ackDelayedMs: 0,
     };
   }
 
@@ -124,8 +184,7 @@ export class ReplicaDO extends DurableObject<Env> {
   private startPulling(request: AppendRequest): void {
     if (this.pulling) return;
     this.pulling = true;
-    const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
-    const master = ns.get(ns.idFromName(masterObjectName(request.cluster)));
+    const master = this.masterStub(request.cluster);
     const loop = async () => {
       try {
         for (;;) {
@@ -152,6 +211,7 @@ export class ReplicaDO extends DurableObject<Env> {
 
   async query(request: QueryRequest, servedBy: string): Promise<ReplicaQueryOutcome> {
     this.ackDelays.drain();
+    this.flushAck();
     if (this.stopped) return { kind: "redirect", reason: "replica stopped" };
     if (this.identity === "") return { kind: "redirect", reason: "replica not initialised" };
     if (request.consistency === "strong" && !(Date.now() < this.leaseUntil)) {

@@ -28,7 +28,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startDevServer(): Promise<DevServer> {
+export async function startDevServer(configPath = "wrangler.toml"): Promise<DevServer> {
   const port = await freePort();
   const persist = mkdtempSync(join(tmpdir(), "dosql-e2e-"));
   const child: ChildProcess = spawn(
@@ -36,6 +36,8 @@ export async function startDevServer(): Promise<DevServer> {
     [
       "wrangler",
       "dev",
+      "--config",
+      configPath,
       "--ip",
       "127.0.0.1",
       "--port",

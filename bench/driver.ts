@@ -1,0 +1,105 @@
+/**
+ * The in-runtime load driver: clients that call the master by DO RPC exactly
+ * as the front door does (same request, same Idempotency-Key hashing), each
+ * inserting single rows into its own table with one insert in flight. It
+ * measures the replication design without the dev server's HTTP proxy, which
+ * caps HTTP throughput on small machines.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Result } from "../core/errors";
+import { type ExecResponse, masterObjectName } from "../core/protocol";
+import type { MasterDO } from "../durable-objects/master";
+
+export interface RunRequest {
+  cluster: string;
+  clients: number;
+  seconds: number;
+  warmupSeconds: number;
+  /** Distinguishes the tables of successive runs on one cluster. */
+  tag: string;
+}
+
+export interface RunResult {
+  driver: "in-runtime";
+  clients: number;
+  seconds: number;
+  inserts: number;
+  insertsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  firstError: string | null;
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+export class BenchDriver extends DurableObject<Env> {
+  async run(request: RunRequest): Promise<RunResult> {
+    const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
+    const master = ns.get(ns.idFromName(masterObjectName(request.cluster)));
+    const tables = Array.from({ length: request.clients }, (_, i) => `b_${request.tag}_${i}`);
+    // One transaction creates every client's table, so set-up time does not eat the run.
+    for (let i = 0; i < tables.length; i += 500) {
+      const created = (await master.exec({
+        cluster: request.cluster,
+        kind: "exec",
+        statements: tables.slice(i, i + 500).map((table) => ({
+          sql: `CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v INTEGER)`,
+          params: [],
+        })),
+      })) as Result<ExecResponse>;
+      if (!created.ok) throw new Error(created.error.message);
+    }
+    const latencies: number[] = [];
+    const errors: string[] = [];
+    const warmupUntil = Date.now() + request.warmupSeconds * 1000;
+    const until = warmupUntil + request.seconds * 1000;
+
+    const client = async (table: string) => {
+      for (let n = 0; Date.now() < until; n++) {
+        const statements = [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [n] }];
+        const key = `${table}-${n}`;
+        const requestHash = await sha256Hex(`rows\n${table}\n${JSON.stringify(statements)}`);
+        const started = performance.now();
+        // Decided when the insert starts: timers can starve under load, flags set by them lag.
+        const measuring = Date.now() >= warmupUntil;
+        try {
+          const result = (await master.exec({
+            cluster: request.cluster,
+            kind: "rows",
+            statements,
+            idempotencyKey: key,
+            requestHash,
+          })) as Result<ExecResponse>;
+          if (!result.ok) errors.push(result.error.message);
+          else if (measuring) latencies.push(performance.now() - started);
+        } catch (error) {
+          errors.push(String(error));
+        }
+      }
+    };
+    const startedAt = Date.now();
+    await Promise.all(tables.map(client));
+    const measured = (Date.now() - startedAt) / 1000 - request.warmupSeconds;
+    latencies.sort((a, b) => a - b);
+    return {
+      driver: "in-runtime",
+      clients: request.clients,
+      seconds: Math.round(measured * 10) / 10,
+      inserts: latencies.length,
+      insertsPerSecond: Math.round(latencies.length / measured),
+      p50Ms: Math.round(percentile(latencies, 50)),
+      p99Ms: Math.round(percentile(latencies, 99)),
+      errors: errors.length,
+      firstError: errors[0] ?? null,
+    };
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * Benchmark Worker: the production front door and Durable Objects, plus the
+ * in-runtime load driver at POST /bench/run. Only wrangler.bench.toml uses it,
+ * so the driver is never part of the production bundle.
+ */
+import { app } from "../workers/app";
+import { BenchDriver, type RunRequest } from "./driver";
+
+export { MasterDO } from "../durable-objects/master";
+export { ReplicaDO } from "../durable-objects/replica";
+export { BenchDriver };
+
+interface BenchEnv {
+  BENCH: DurableObjectNamespace<BenchDriver>;
+}
+
+export default {
+  async fetch(request: Request, env: Env & BenchEnv, ctx: ExecutionContext): Promise<Response> {
+    const url = new URL(request.url);
+    if (url.pathname === "/bench/run" && request.method === "POST") {
+      const body = (await request.json()) as RunRequest;
+      const driver = env.BENCH.get(env.BENCH.idFromName(`driver-${body.cluster}`));
+      return Response.json(await driver.run(body));
+    }
+    return app.fetch(request, env, ctx);
+  },
+};

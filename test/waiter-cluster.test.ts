@@ -1,0 +1,200 @@
+/**
+ * The waiter through the front door: every case run once with the hand-off on
+ * and once inline must give the client the same outcome (the seed's "test
+ * comparing each case with the inline wait").
+ */
+import { describe, expect, it } from "vitest";
+import { call, exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
+
+interface WaiterStatus {
+  outstanding: number;
+  handedOffNow: number;
+  handedOff: number;
+  inlineWaits: { off: number; queueFull: number; notPlain: number };
+  noWait: number;
+  passes: number;
+}
+
+async function setup(prefix: string, tunables: Record<string, unknown>) {
+  const c = freshCluster(prefix);
+  expect((await exec(c, [{ sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)" }])).status).toBe(
+    200,
+  );
+  if (Object.keys(tunables).length > 0) {
+    const res = await patchTunables(c, tunables);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  }
+  return c;
+}
+
+async function waiter(c: string): Promise<WaiterStatus> {
+  return (await status(c)).body.master.waiter as unknown as WaiterStatus;
+}
+
+const stop = (c: string, id: string) => call("POST", `/admin/clusters/${c}/replicas/${id}/stop`);
+const start = (c: string, id: string) => call("POST", `/admin/clusters/${c}/replicas/${id}/start`);
+
+describe.each([
+  { mode: "waiter", asyncDistCommit: true },
+  { mode: "inline", asyncDistCommit: false },
+])("4 replicas, $mode", ({ mode, asyncDistCommit }) => {
+  it("answers a commit once every replica acked it", async () => {
+    const c = await setup(`ok-${mode}`, { async_dist_commit: asyncDistCommit });
+    const writes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`w${i}`] }]),
+      ),
+    );
+    expect(writes.map((w) => w.status)).toEqual(Array(20).fill(200));
+    const s = await waiter(c);
+    if (asyncDistCommit) {
+      expect(s.handedOff).toBe(20);
+      expect(s.inlineWaits.off).toBe(0);
+    } else {
+      expect(s.handedOff).toBe(0);
+      expect(s.inlineWaits.off).toBe(20);
+    }
+    for (const replica of ["replica-1", "replica-2", "replica-3", "replica-4"]) {
+      const r = await query(c, "SELECT COUNT(*) AS n FROM t", { replica });
+      expect(r.body.rows).toEqual([{ n: 20 }]);
+    }
+  });
+
+  it("answers NOT_DURABLE when a minority acked by the deadline, and the retry succeeds once durable", async () => {
+    const c = await setup(`nd-${mode}`, {
+      async_dist_commit: asyncDistCommit,
+      durable_lsns: true,
+      rep_timeout_ms: 300,
+      coherency_lease_ms: 100,
+      debug_fault_injection: true,
+    });
+    for (const id of ["replica-1", "replica-2", "replica-3"])
+      expect((await stop(c, id)).status).toBe(200);
+    const body = [{ sql: "INSERT INTO t (v) VALUES ('durable?')" }];
+    const first = await exec(c, body, `nd-${mode}`);
+    expect(first.status).toBe(503);
+    expect(first.body).toMatchObject({ error: { code: "NOT_DURABLE" } });
+    const replicas = (await status(c)).body.replicas;
+    expect(replicas.filter((r) => r.state !== "coherent").map((r) => r.id)).toEqual([
+      "replica-1",
+      "replica-2",
+      "replica-3",
+    ]);
+    for (const id of ["replica-1", "replica-2", "replica-3"])
+      expect((await start(c, id)).status).toBe(200);
+    let retry = await exec(c, body, `nd-${mode}`);
+    await waitUntil("the retry is answered", async () => {
+      retry = await exec(c, body, `nd-${mode}`);
+      return retry.status === 200;
+    });
+    expect(retry.body).toMatchObject({ replayed: true });
+    expect((await query(c, "SELECT COUNT(*) AS n FROM t")).body.rows).toEqual([{ n: 1 }]);
+  });
+
+  it("drops a replica that misses the deadline, marks it incoherent, and answers the commit", async () => {
+    const c = await setup(`to-${mode}`, {
+      async_dist_commit: asyncDistCommit,
+      rep_timeout_ms: 300,
+      coherency_lease_ms: 100,
+      debug_fault_injection: true,
+    });
+    expect((await stop(c, "replica-2")).status).toBe(200);
+    const started = Date.now();
+    const w = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('late')" }]);
+    expect(w.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    const r2 = (await status(c)).body.replicas.find((r) => r.id === "replica-2");
+    expect(r2?.state).toBe("incoherent");
+    expect(r2?.incoherentReason).toMatch(/ack-timeout|unreachable/);
+  });
+});
+
+describe("4 replicas, waiter cap", () => {
+  it("with a cap of 2, ten concurrent commits overflow into inline waits and all succeed", async () => {
+    const c = await setup("cap", {
+      async_dist_commit_max_outstanding: 2,
+      debug_ack_delay_ms: 150,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const writes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`c${i}`] }]),
+      ),
+    );
+    expect(writes.map((w) => w.status)).toEqual(Array(10).fill(200));
+    const s = await waiter(c);
+    expect(s.inlineWaits.queueFull).toBeGreaterThan(0);
+    expect(s.handedOff + s.inlineWaits.queueFull).toBe(10);
+    expect(s.handedOffNow).toBe(0);
+    expect(s.outstanding).toBe(0);
+  });
+
+  it("DDL waits inline as not plain", async () => {
+    const c = await setup("ddl", {});
+    const before = await waiter(c);
+    expect((await exec(c, [{ sql: "CREATE TABLE u (x)" }])).status).toBe(200);
+    const after = await waiter(c);
+    expect(after.inlineWaits.notPlain).toBe(before.inlineWaits.notPlain + 1);
+    expect(after.handedOff).toBe(before.handedOff);
+  });
+});
+
+describe("4 replicas, sync modes", () => {
+  it("quorum answers once sync_quorum replicas acked, without waiting for the stopped ones", async () => {
+    const c = await setup("quorum", {
+      sync_mode: "quorum",
+      sync_quorum: 2,
+      rep_timeout_ms: 5000,
+      debug_fault_injection: true,
+    });
+    expect((await stop(c, "replica-3")).status).toBe(200);
+    expect((await stop(c, "replica-4")).status).toBe(200);
+    const started = Date.now();
+    const w = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('q')" }]);
+    expect(w.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(2500);
+    // Replicas hold no lease outside full sync: strong reads go to the master.
+    const pinned = await query(c, "SELECT COUNT(*) AS n FROM t", { replica: "replica-1" });
+    expect(pinned.status).toBe(503);
+    const strong = await query(c, "SELECT COUNT(*) AS n FROM t");
+    expect(strong.body).toMatchObject({ servedBy: "master", rows: [{ n: 1 }] });
+  });
+
+  it("none answers after the local commit even with every replica stopped", async () => {
+    const c = await setup("none", {
+      sync_mode: "none",
+      rep_timeout_ms: 5000,
+      debug_fault_injection: true,
+    });
+    for (const id of ["replica-1", "replica-2", "replica-3", "replica-4"]) {
+      expect((await stop(c, id)).status).toBe(200);
+    }
+    const started = Date.now();
+    const w = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('n')" }]);
+    expect(w.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect((await waiter(c)).noWait).toBe(1);
+  });
+
+  it("back to full sync, replicas that missed acknowledged writes rejoin only after catching up", async () => {
+    const c = await setup("modes", { sync_mode: "none", debug_fault_injection: true });
+    expect((await stop(c, "replica-1")).status).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('x')" }])).status).toBe(200);
+    }
+    expect((await patchTunables(c, { sync_mode: "full" })).status).toBe(200);
+    const r1 = (await status(c)).body.replicas.find((r) => r.id === "replica-1");
+    expect(r1?.state).not.toBe("coherent");
+    expect((await start(c, "replica-1")).status).toBe(200);
+    await waitUntil("replica-1 coherent", async () =>
+      (await status(c)).body.replicas.every((r) => r.state === "coherent"),
+    );
+    // Its lease comes with the next message after it rejoined.
+    let read = await query(c, "SELECT COUNT(*) AS n FROM t", { replica: "replica-1" });
+    await waitUntil("replica-1 serves strong reads", async () => {
+      read = await query(c, "SELECT COUNT(*) AS n FROM t", { replica: "replica-1" });
+      return read.status === 200;
+    });
+    expect(read.body.rows).toEqual([{ n: 5 }]);
+  });
+});
