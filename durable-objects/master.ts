@@ -433,7 +433,10 @@ export class MasterDO extends DurableObject<Env> {
   }
 
   private runJob(job: string, now: number): void {
-    if (job === "waiter") return this.waiter.pass();
+    if (job === "waiter") {
+      this.waiter.pass();
+      return;
+    }
     if (job === "heartbeat") {
       for (const entry of this.replicas.values()) {
         entry.relay.heartbeatIfDue();

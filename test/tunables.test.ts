@@ -44,7 +44,7 @@ describe("defaultTunables", () => {
       durable_lsns: false,
       commit_timeout_ms: 30_000,
       idempotency_retention_ms: 86_400_000,
-      relay_window: 4,
+      relay_window: 8,
       relay_batch_max_records: 512,
       debug_ack_delay_ms: 0,
       debug_apply_delay_ms: 0,
@@ -245,9 +245,9 @@ describe("tunablesFromStored", () => {
   it("ignores unknown names", () => {
     const loaded = tunablesFromStored([
       { name: "retired_knob", value: "7" },
-      { name: "relay_window", value: "8" },
+      { name: "relay_window", value: "16" },
     ]);
-    expect(loaded).toEqual({ ...defaultTunables(), relay_window: 8 });
+    expect(loaded).toEqual({ ...defaultTunables(), relay_window: 16 });
     expect(Object.hasOwn(loaded, "retired_knob")).toBe(false);
   });
 
