@@ -40,6 +40,10 @@ interface Run {
   /** Mean time replicas held each ack on purpose (debug_ack_delay_ms as it really was). */
   effectiveAckMs: number;
   inlineWaits: number;
+  passes: number;
+  checkedPerPass: number;
+  answeredPerPass: number;
+  skippedEarlyStop: number;
 }
 
 const server = await startDevServer("wrangler.bench.toml");
@@ -53,7 +57,15 @@ async function json<T>(response: Response): Promise<T> {
 }
 
 interface StatusBody {
-  master: { waiter: { inlineWaits: { off: number; queueFull: number; notPlain: number } } };
+  master: {
+    waiter: {
+      inlineWaits: { off: number; queueFull: number; notPlain: number };
+      passes: number;
+      checked: number;
+      answered: number;
+      skippedEarlyStop: number;
+    };
+  };
   replicas: { ackRttCount: number; ackRttTotalMs: number; ackDelayTotalMs: number }[];
 }
 
@@ -118,11 +130,26 @@ async function run(label: string, on: boolean, delayMs: number, clients: number)
     ackRttMs: count === 0 ? 0 : Math.round((total / count) * 10) / 10,
     effectiveAckMs: count === 0 ? 0 : Math.round((held / count) * 10) / 10,
     inlineWaits: inline(after) - inline(before),
+    ...passCost(before, after),
   };
   process.stderr.write(
     `${row.insertsPerSecond}/s p50 ${row.p50Ms} ms, ack held ${row.effectiveAckMs} ms, rtt ${row.ackRttMs} ms, errors ${row.errors}\n`,
   );
   return row;
+}
+
+/** What the waiter's passes cost during a run: commits examined and answered per pass. */
+function passCost(before: StatusBody, after: StatusBody) {
+  const d = (k: "passes" | "checked" | "answered" | "skippedEarlyStop") =>
+    after.master.waiter[k] - before.master.waiter[k];
+  const passes = d("passes");
+  const per = (n: number) => (passes === 0 ? 0 : Math.round((n / passes) * 100) / 100);
+  return {
+    passes,
+    checkedPerPass: per(d("checked")),
+    answeredPerPass: per(d("answered")),
+    skippedEarlyStop: d("skippedEarlyStop"),
+  };
 }
 
 const median = (xs: number[]) => {
@@ -169,4 +196,15 @@ console.log(
   `\nWaiter targets: 4 replicas, in-runtime driver, medians of ${repeats} alternating runs of ${seconds} s (after ${warmup} s warm-up)\n`,
 );
 console.log(lines.join("\n"));
+const cost = [
+  "",
+  "Pass cost (waiter on; per pass: commits examined, commits answered, and skipped by early stop in the run):",
+  "| run | passes | examined / pass | answered / pass | skipped by early stop |",
+  "| --- | --- | --- | --- | --- |",
+  ...[...aOn, ...bDelay, ...cOn].map(
+    (x) =>
+      `| ${x.label} delay ${x.delayMs} ms, ${x.clients} clients | ${x.passes} | ${x.checkedPerPass} | ${x.answeredPerPass} | ${x.skippedEarlyStop} |`,
+  ),
+];
+console.log(cost.join("\n"));
 console.log(`\nAll runs:\n${JSON.stringify(runs)}`);

@@ -194,6 +194,9 @@ export interface ClusterStatus {
       /** Commits answered right after the local commit (sync_mode none). */
       noWait: number;
       passes: number;
+      /** Commits the passes examined, and how many of those they answered. */
+      checked: number;
+      answered: number;
       comparisons: number;
       skippedEarlyStop: number;
     };

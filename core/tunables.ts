@@ -68,6 +68,14 @@ const SPECS = {
     max: 60_000,
     description: "Length of the read lease granted to a coherent replica with every message.",
   },
+  coherency_rejoin_penalty_ms: {
+    type: "int",
+    default: 10_000,
+    min: 0,
+    max: 600_000,
+    description:
+      "A replica marked incoherent may rejoin the wait sets no sooner than this after it was marked, so a flapping node does not thrash them (Comdb2's downgrade penalty).",
+  },
   heartbeat_ms: {
     type: "int",
     default: 200,

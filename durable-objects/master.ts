@@ -55,6 +55,8 @@ interface ReplicaEntry {
   reason: string | null;
   /** Latest instant (master clock) until which a lease we granted may be held. */
   leaseGrantedUntil: number;
+  /** When it was last marked incoherent (the rejoin penalty counts from here). */
+  demotedAt: number;
   avgAckMs: number;
   /** Acks of batches with records since the replica last became coherent. */
   ackSamples: number;
@@ -200,6 +202,7 @@ export class MasterDO extends DurableObject<Env> {
         reason: entry.reason,
         // A previous incarnation may have granted a lease; assume it is still held.
         leaseGrantedUntil: now + this.tunables.coherency_lease_ms,
+        demotedAt: 0,
         avgAckMs: 0,
         ackSamples: 0,
         ackRttCount: 0,
@@ -274,8 +277,12 @@ export class MasterDO extends DurableObject<Env> {
     }
     if (entry.state !== "coherent") {
       entry.state = "catching-up";
-      if (entry.relay.ackedLsn >= this.coherencyThreshold()) this.markCoherent(entry);
-      else this.choosePullMode(entry);
+      const penaltyOver = Date.now() - entry.demotedAt >= this.tunables.coherency_rejoin_penalty_ms;
+      if (penaltyOver && entry.relay.ackedLsn >= this.coherencyThreshold()) {
+        this.markCoherent(entry);
+      } else {
+        this.choosePullMode(entry);
+      }
     }
     this.waiter.requestPass();
   }
@@ -341,6 +348,7 @@ export class MasterDO extends DurableObject<Env> {
     if (entry.state !== "coherent") return;
     entry.state = "incoherent";
     entry.reason = reason;
+    entry.demotedAt = Date.now();
     this.counters.incoherentMarks[reason] = (this.counters.incoherentMarks[reason] ?? 0) + 1;
     this.metrics.incoherentMarks.inc({ cluster: this.cluster, replica: entry.id, reason });
     this.store.saveReplicaState(entry.id, "incoherent", reason);
@@ -737,6 +745,8 @@ export class MasterDO extends DurableObject<Env> {
           handedOffNow: this.waiter.handedOffNow,
           peakOutstanding: this.waiter.peak,
           passes: this.waiter.passes,
+          checked: this.waiter.checked,
+          answered: this.waiter.answered,
           comparisons: this.waiter.comparisons,
           skippedEarlyStop: this.waiter.skippedEarlyStop,
           noWait: this.counters.noWait,
@@ -894,6 +904,23 @@ export class MasterDO extends DurableObject<Env> {
       await this.replicaStub(id).setStopped(stopped);
       if (!stopped) entry.relay.retryNow();
       return ok({ id, stopped });
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+  }
+
+  async setReplicaDelay(
+    cluster: string,
+    id: string,
+    ms: number,
+  ): Promise<Result<{ id: string; delayMs: number }>> {
+    try {
+      this.ensureCluster(cluster);
+      this.requireFaults();
+      if (!this.replicas.has(id)) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+      await this.replicaStub(id).setFaultDelay(ms);
+      return ok({ id, delayMs: ms });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;

@@ -33,6 +33,8 @@ export class ReplicaDO extends DurableObject<Env> {
   // Acks that fall due ride on the next reply; only an idle replica sends one on its own.
   private readonly ackDelays = new DueQueue(undefined, () => this.flushAck());
   private pulling = false;
+  /** Fault hook: extra sleep per message on this replica only (a slow node). */
+  private faultDelayMs = 0;
   /** The deferred ack waiting to go out, and the highest LSN acked that way. */
   private readyAck: AckRequest | null = null;
   private ackSentLsn = 0;
@@ -57,7 +59,8 @@ export class ReplicaDO extends DurableObject<Env> {
     this.ackDelays.drain();
     if (this.stopped) return this.refusal(request);
     if (this.identity === "") this.setMeta("identity", `${request.cluster}/${request.replicaId}`);
-    if (request.settings.applyDelayMs > 0) await sleep(request.settings.applyDelayMs);
+    const delay = request.settings.applyDelayMs + this.faultDelayMs;
+    if (delay > 0) await sleep(delay);
     if (this.stopped) return this.refusal(request);
     const outcome = this.applyBatch(request.records);
     // The lease is taken only after the records that came with it are applied.
@@ -242,6 +245,11 @@ export class ReplicaDO extends DurableObject<Env> {
     this.stopped = stopped;
     this.leaseUntil = 0;
     this.setMeta("stopped", stopped ? "1" : "0");
+  }
+
+  /** Fault hook: make this replica slow by `ms` per message (0 ends it). */
+  async setFaultDelay(ms: number): Promise<void> {
+    this.faultDelayMs = ms;
   }
 
   async appliedPosition(): Promise<{ appliedLsn: number; stopped: boolean }> {

@@ -42,6 +42,9 @@ export class Waiter {
   handedOffNow = 0;
   peak = 0;
   passes = 0;
+  /** Commits whose wait set a pass examined (answered ones included). */
+  checked = 0;
+  answered = 0;
   comparisons = 0;
   skippedEarlyStop = 0;
 
@@ -101,6 +104,8 @@ export class Waiter {
     const result = this.book.pass(this.view, { now, durableLsns: this.hooks.durableLsns() });
     this.passes++;
     this.comparisons += result.comparisons;
+    this.checked += result.checked;
+    this.answered += result.answered.length;
     this.skippedEarlyStop += result.skippedEarlyStop;
     if (result.markIncoherent.size > 0) this.hooks.markIncoherent(result.markIncoherent);
     for (const { commit, outcome } of result.answered) {

@@ -198,6 +198,7 @@ describe("cluster with 4 replicas, full sync", () => {
     const tuned = await patchTunables(c, {
       rep_timeout_ms: 300,
       coherency_lease_ms: 200,
+      coherency_rejoin_penalty_ms: 1500,
       debug_fault_injection: true,
     });
     expect(tuned.status).toBe(200);
@@ -207,6 +208,7 @@ describe("cluster with 4 replicas, full sync", () => {
     const started = Date.now();
     const first = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('while-down')" }]);
     expect(first.status).toBe(200);
+    const demotedBy = Date.now();
     // The first commit waited for the deadline and the lease, then went on without replica-3.
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     const s1 = await status(c);
@@ -228,6 +230,8 @@ describe("cluster with 4 replicas, full sync", () => {
       const s = await status(c);
       return s.body.replicas.find((r) => r.id === "replica-3")?.state === "coherent";
     });
+    // Not before the rejoin penalty, counted from its demotion, has passed.
+    expect(Date.now() - demotedBy).toBeGreaterThanOrEqual(1500 - 400);
     const s2 = await status(c);
     expect(s2.body.replicas.find((r) => r.id === "replica-3")?.ackedLsn).toBe(s2.body.master.lsn);
     const v = await verify(c);

@@ -49,6 +49,7 @@ describe("replica catch-up, 4 replicas", () => {
       rep_timeout_ms: 200,
       coherency_lease_ms: 100,
       logput_window_bytes: 2000,
+      coherency_rejoin_penalty_ms: 0,
       debug_fault_injection: true,
     });
     await stopWriteStart(c, "replica-2", 120);
@@ -64,6 +65,7 @@ describe("replica catch-up, 4 replicas", () => {
       rep_timeout_ms: 200,
       coherency_lease_ms: 100,
       logput_window_bytes: 0,
+      coherency_rejoin_penalty_ms: 0,
       debug_fault_injection: true,
     });
     await stopWriteStart(c, "replica-4", 120);

@@ -177,7 +177,11 @@ describe("4 replicas, sync modes", () => {
   });
 
   it("back to full sync, replicas that missed acknowledged writes rejoin only after catching up", async () => {
-    const c = await setup("modes", { sync_mode: "none", debug_fault_injection: true });
+    const c = await setup("modes", {
+      sync_mode: "none",
+      coherency_rejoin_penalty_ms: 0,
+      debug_fault_injection: true,
+    });
     expect((await stop(c, "replica-1")).status).toBe(200);
     for (let i = 0; i < 5; i++) {
       expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('x')" }])).status).toBe(200);
@@ -196,5 +200,37 @@ describe("4 replicas, sync modes", () => {
       return read.status === 200;
     });
     expect(read.body.rows).toEqual([{ n: 5 }]);
+  });
+});
+
+describe("4 replicas, slow-replica rule", () => {
+  it("marks a replica much slower than the second-worst incoherent as slow, and 0 turns the rule off", async () => {
+    const c = await setup("slow", { debug_fault_injection: true, slow_replica_factor: 0 });
+    const delay = (ms: number) =>
+      call("POST", `/admin/clusters/${c}/replicas/replica-2/delay`, { body: { ms } });
+    expect((await delay(80)).status).toBe(200);
+    const writeSome = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('s')" }])).status).toBe(200);
+      }
+    };
+    await writeSome(25);
+    await new Promise((r) => setTimeout(r, 1200));
+    // With the rule off, the slow replica stays in the wait sets.
+    expect((await status(c)).body.replicas.every((r) => r.state === "coherent")).toBe(true);
+
+    expect((await patchTunables(c, { slow_replica_factor: 2 })).status).toBe(200);
+    await waitUntil("replica-2 marked slow", async () => {
+      await writeSome(2);
+      const r2 = (await status(c)).body.replicas.find((r) => r.id === "replica-2");
+      return r2?.state !== "coherent" && r2?.incoherentReason === "slow";
+    });
+    const others = (await status(c)).body.replicas.filter((r) => r.id !== "replica-2");
+    expect(others.every((r) => r.state === "coherent")).toBe(true);
+    // Without the slow node in the wait set, commits no longer wait for its 80 ms.
+    const started = Date.now();
+    await writeSome(5);
+    expect(Date.now() - started).toBeLessThan(5 * 80);
+    expect((await delay(0)).status).toBe(200);
   });
 });

@@ -2,11 +2,12 @@
  * The admin plane: status, tunables, verify and the fault routes.
  */
 import { Hono } from "hono";
+import { z } from "zod";
 import { ApiError, type Result } from "../../core/errors";
 import { checkCluster, masterStub } from "../cluster";
 import { errorResponse, fromBody } from "../errors";
 import { requireToken } from "../middleware/auth";
-import { readJson } from "../middleware/json";
+import { readJson, validBody } from "../middleware/json";
 
 export const admin = new Hono<{ Bindings: Env }>();
 
@@ -43,6 +44,21 @@ admin.post("/:cluster/master/crash", async (c) => {
   const result = (await masterStub(c.env, cluster).crash(cluster)) as Result<unknown>;
   if (!result.ok) return errorResponse(c, fromBody(result.error));
   return c.json(result.value, 202);
+});
+
+admin.post("/:cluster/replicas/:id/delay", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  if (!/^replica-[0-9]{1,4}$/.test(id))
+    throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
+  const body = await validBody(c, z.strictObject({ ms: z.number().int().min(0).max(60_000) }));
+  const result = (await masterStub(c.env, cluster).setReplicaDelay(
+    cluster,
+    id,
+    body.ms,
+  )) as Result<unknown>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
 });
 
 admin.post("/:cluster/replicas/:id/:action{stop|start}", async (c) => {
