@@ -6,9 +6,10 @@
  * wires them to storage, RPC and timers.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { NodeView, Outcome } from "../core/ack-book";
+import type { Outcome } from "../core/ack-book";
 import { planWait } from "../core/commit-policy";
 import { ApiError, type Result, fail, ok } from "../core/errors";
+import { type VerifyReport, compareChecksums } from "../core/verify";
 import { bodyBytes, encodeStatements } from "../core/log-codec";
 import {
   type ClusterStatus,
@@ -16,22 +17,17 @@ import {
   type ExecResponse,
   type LogRecord,
   type AckRequest,
-  type NodeChecksums,
   type PullRequest,
   type PullResponse,
   type QueryRequest,
   type QueryResponse,
   type ReplicaSettings,
-  type ReplicaState,
-  type ReplicaStatus,
   type StatementResult,
   encodeBookmark,
   replicaId,
   replicaObjectName,
 } from "../core/protocol";
-import { Scheduler } from "../core/scheduler";
 import { Semaphore } from "../core/semaphore";
-import { findSlowReplica } from "../core/slow-replica";
 import { type GuardedStatement, guardWrite } from "../core/statement-guard";
 import {
   type TunableDescription,
@@ -46,46 +42,15 @@ import { MasterMetrics } from "./master-metrics";
 import { MasterStore } from "./master-store";
 import { Relay, type RelayHost, asAck } from "./relay";
 import type { ReplicaDO } from "./replica";
+import { ReplicaSet } from "./replica-set";
+import { TimedJobs } from "./timed-jobs";
 import { type WaitPath, Waiter } from "./waiter";
 import { MAX_QUERY_ROWS, asSqlError, nodeChecksums, runQuery, toJsonRow } from "./sql-helpers";
-
-interface ReplicaEntry {
-  id: string;
-  state: ReplicaState;
-  reason: string | null;
-  /** Latest instant (master clock) until which a lease we granted may be held. */
-  leaseGrantedUntil: number;
-  /** When it was last marked incoherent (the rejoin penalty counts from here). */
-  demotedAt: number;
-  avgAckMs: number;
-  /** Acks of batches with records since the replica last became coherent. */
-  ackSamples: number;
-  /** Round trips of batches with records since the master started: count and sum. */
-  ackRttCount: number;
-  ackRttTotalMs: number;
-  ackDelayTotalMs: number;
-  relay: Relay;
-}
 
 const TAIL_CACHE_RECORDS = 4096;
 const PRUNE_EVERY_MS = 60_000;
 const SLOW_CHECK_EVERY_MS = 1_000;
-/**
- * The alarm follows the earliest scheduled job but never closer than this:
- * exact timing comes from the in-memory timer, and the alarm (a storage write
- * each time it is set) is only the backstop that wakes an evicted master.
- */
-const ALARM_MIN_LEAD_MS = 1_000;
-/** Weight of the newest batch round trip in a replica's average ack time. */
-const ACK_EWMA_WEIGHT = 0.1;
 const PULL_MAX_BYTES = 4_000_000;
-
-export interface VerifyReport {
-  agree: boolean;
-  lsn: number;
-  nodes: (NodeChecksums | { node: string; error: string })[];
-  mismatches: string[];
-}
 
 export class MasterDO extends DurableObject<Env> {
   private cluster = "";
@@ -96,14 +61,11 @@ export class MasterDO extends DurableObject<Env> {
   private currentTerm = 0;
   private tunables: Tunables = defaultTunables();
   private readonly writers = new Semaphore(8);
-  private readonly replicas = new Map<string, ReplicaEntry>();
+  private readonly replicas: ReplicaSet;
   private readonly tail = new Map<number, LogRecord>();
   /** Highest LSN answered as acked: a replica must reach it before it is coherent again. */
   private answeredHighLsn = 0;
-  private readonly scheduler = new Scheduler();
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private timerAt = Number.POSITIVE_INFINITY;
-  private alarmAt: number | null = null;
+  private readonly jobs: TimedJobs;
   /** Set while a change of sync_mode away from full waits for granted leases to expire. */
   private leasesSuspended = false;
   private readonly counters = {
@@ -122,9 +84,9 @@ export class MasterDO extends DurableObject<Env> {
     writersBusy: () => this.writers.busy,
     lsn: () => this.lsn,
     replicas: () =>
-      [...this.replicas.values()].map((entry) => ({
+      this.replicas.all().map((entry) => ({
         id: entry.id,
-        lagMs: this.lagMs(entry, Date.now()),
+        lagMs: this.replicas.lagMs(entry, Date.now()),
         ackedLsn: entry.relay.ackedLsn,
         coherent: entry.state === "coherent",
       })),
@@ -133,16 +95,35 @@ export class MasterDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MasterStore(ctx.storage.sql);
-    this.waiter = new Waiter(this.view, {
+    this.jobs = new TimedJobs(
+      (at) => void ctx.storage.setAlarm(at),
+      (job, now) => this.runJob(job, now),
+    );
+    this.replicas = new ReplicaSet({
+      tunables: () => this.tunables,
+      masterLsn: () => this.lsn,
+      logEnd: () => this.logEnd,
+      endOffsetAt: (lsn) => this.store.endOffsetAt(lsn),
+      rejoinThreshold: () => this.coherencyThreshold(),
+      leasesAllowed: () => this.tunables.sync_mode === "full" && !this.leasesSuspended,
+      joinWaits: (id, acked) => this.waiter.joinWaits(id, acked),
+      saveState: (id, state, reason) => this.store.saveReplicaState(id, state, reason),
+      marked: (id, reason) => {
+        this.counters.incoherentMarks[reason] = (this.counters.incoherentMarks[reason] ?? 0) + 1;
+        this.metrics.incoherentMarks.inc({ cluster: this.cluster, replica: id, reason });
+      },
+      requestPass: () => this.waiter.requestPass(),
+    });
+    this.waiter = new Waiter(this.replicas.view, {
       now: () => Date.now(),
       durableLsns: () => this.tunables.durable_lsns,
       markIncoherent: (ids) => {
         for (const id of ids) {
           const entry = this.replicas.get(id);
-          if (entry !== undefined) this.markIncoherent(entry, "ack-timeout");
+          if (entry !== undefined) this.replicas.markIncoherent(entry, "ack-timeout");
         }
       },
-      wakeAt: (at) => (at === null ? this.scheduler.cancel("waiter") : this.schedule("waiter", at)),
+      wakeAt: (at) => (at === null ? this.jobs.cancel("waiter") : this.jobs.at("waiter", at)),
       answered: (lsn, outcome, path, waitedMs) => {
         this.counters.outcomes[outcome]++;
         if (outcome === "acked" && lsn > this.answeredHighLsn) this.answeredHighLsn = lsn;
@@ -196,25 +177,12 @@ export class MasterDO extends DurableObject<Env> {
             : { state: "incoherent", reason: "new" };
         this.store.saveReplicaState(id, entry.state, entry.reason);
       }
-      this.replicas.set(id, {
-        id,
-        state: entry.state,
-        reason: entry.reason,
-        // A previous incarnation may have granted a lease; assume it is still held.
-        leaseGrantedUntil: now + this.tunables.coherency_lease_ms,
-        demotedAt: 0,
-        avgAckMs: 0,
-        ackSamples: 0,
-        ackRttCount: 0,
-        ackRttTotalMs: 0,
-        ackDelayTotalMs: 0,
-        relay: new Relay(id, this.relayHost),
-      });
+      this.replicas.add(id, entry.state, entry.reason, new Relay(id, this.relayHost), now);
     }
-    for (const entry of this.replicas.values()) entry.relay.pump();
-    this.schedule("heartbeat", now + this.heartbeatEvery());
-    this.schedule("slow-check", now + SLOW_CHECK_EVERY_MS);
-    this.schedule("prune", now + this.pruneEvery());
+    for (const entry of this.replicas.all()) entry.relay.pump();
+    this.jobs.at("heartbeat", now + this.heartbeatEvery());
+    this.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
+    this.jobs.at("prune", now + this.pruneEvery());
   }
 
   // --------------------------------------------------------------- relays
@@ -233,11 +201,14 @@ export class MasterDO extends DurableObject<Env> {
       applyDelayMs: this.tunables.debug_apply_delay_ms,
     }),
     readLog: (fromLsn, maxRecords, maxBytes) => this.readLog(fromLsn, maxRecords, maxBytes),
-    grantLease: (id) => this.grantLease(id),
-    onAck: (id, response, rttMs, carried) => this.onAck(id, rttMs, carried, response.ackDelayedMs),
-    onFailure: (id) => this.onFailure(id),
+    grantLease: (id) => this.replicas.grantLease(id),
+    onAck: (id, response, rttMs, carried) => {
+      if (carried) this.metrics.ackLatency.observe({ cluster: this.cluster, replica: id }, rttMs);
+      this.replicas.onAck(id, rttMs, carried, response.ackDelayedMs);
+    },
+    onFailure: (id) => this.replicas.onFailure(id, Date.now()),
     newStub: (id) => this.replicaStub(id),
-    scheduleRestart: (id, at) => this.schedule(`relay-restart:${id}`, at),
+    scheduleRestart: (id, at) => this.jobs.at(`relay-restart:${id}`, at),
   };
 
   private readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
@@ -249,71 +220,6 @@ export class MasterDO extends DurableObject<Env> {
     }
     if (out.length > 0) return out;
     return this.store.readLog(fromLsn, maxRecords, maxBytes);
-  }
-
-  private grantLease(id: string): number {
-    const entry = this.replicas.get(id);
-    if (entry === undefined || entry.state !== "coherent") return 0;
-    // Only full sync puts every coherent replica in every wait: other modes grant no leases.
-    if (this.tunables.sync_mode !== "full" || this.leasesSuspended) return 0;
-    const until = Date.now() + this.tunables.coherency_lease_ms;
-    if (until > entry.leaseGrantedUntil) entry.leaseGrantedUntil = until;
-    return until;
-  }
-
-  private onAck(id: string, rttMs: number, carriedRecords: boolean, ackDelayedMs = 0): void {
-    const entry = this.replicas.get(id);
-    if (entry === undefined) return;
-    if (carriedRecords) {
-      entry.avgAckMs =
-        entry.ackSamples === 0
-          ? rttMs
-          : entry.avgAckMs * (1 - ACK_EWMA_WEIGHT) + rttMs * ACK_EWMA_WEIGHT;
-      entry.ackSamples++;
-      entry.ackRttCount++;
-      entry.ackRttTotalMs += rttMs;
-      entry.ackDelayTotalMs += ackDelayedMs;
-      this.metrics.ackLatency.observe({ cluster: this.cluster, replica: id }, rttMs);
-    }
-    if (entry.state !== "coherent") {
-      entry.state = "catching-up";
-      const penaltyOver = Date.now() - entry.demotedAt >= this.tunables.coherency_rejoin_penalty_ms;
-      if (penaltyOver && entry.relay.ackedLsn >= this.coherencyThreshold()) {
-        this.markCoherent(entry);
-      } else {
-        this.choosePullMode(entry);
-      }
-    }
-    this.waiter.requestPass();
-  }
-
-  /** Grows with every read while a record is unacked; 0 when nothing is outstanding. */
-  private lagMs(entry: ReplicaEntry, now: number): number {
-    const oldest = entry.relay.oldestUnackedSentAt();
-    return oldest === null ? 0 : Math.max(0, now - oldest);
-  }
-
-  private bytesBehind(entry: ReplicaEntry): number {
-    const acked = entry.relay.ackedLsn;
-    return acked >= this.lsn ? 0 : this.logEnd - this.store.endOffsetAt(acked);
-  }
-
-  /**
-   * logput_window: a replica out of the wait sets and more than the window
-   * behind gets no live records (they would arrive far ahead of where it is)
-   * and pulls the log in order instead.
-   */
-  private choosePullMode(entry: ReplicaEntry): void {
-    const window = this.tunables.logput_window_bytes;
-    if (entry.state === "coherent" || window === 0 || entry.relay.pulling) return;
-    if (this.bytesBehind(entry) > window) entry.relay.startPulling();
-  }
-
-  private onFailure(id: string): void {
-    const entry = this.replicas.get(id);
-    if (entry === undefined) return;
-    if (entry.state === "catching-up") entry.state = "incoherent";
-    this.checkUnreachable(entry, Date.now());
   }
 
   private replicaStub(id: string): DurableObjectStub<ReplicaDO> {
@@ -333,53 +239,12 @@ export class MasterDO extends DurableObject<Env> {
     return Math.max(this.answeredHighLsn, oldest === null ? this.lsn : oldest - 1);
   }
 
-  private markCoherent(entry: ReplicaEntry): void {
-    entry.state = "coherent";
-    entry.reason = null;
-    entry.ackSamples = 0;
-    this.store.saveReplicaState(entry.id, "coherent", null);
-    this.waiter.joinWaits(entry.id, entry.relay.ackedLsn);
-    entry.relay.resumeLive(entry.relay.ackedLsn);
-    // Grant its lease now rather than with the next heartbeat.
-    entry.relay.heartbeatNow();
-  }
-
-  private markIncoherent(entry: ReplicaEntry, reason: string): void {
-    if (entry.state !== "coherent") return;
-    entry.state = "incoherent";
-    entry.reason = reason;
-    entry.demotedAt = Date.now();
-    this.counters.incoherentMarks[reason] = (this.counters.incoherentMarks[reason] ?? 0) + 1;
-    this.metrics.incoherentMarks.inc({ cluster: this.cluster, replica: entry.id, reason });
-    this.store.saveReplicaState(entry.id, "incoherent", reason);
-    this.choosePullMode(entry);
-  }
-
-  /** A coherent replica that has answered nothing for rep_timeout_ms is marked incoherent. */
-  private checkUnreachable(entry: ReplicaEntry, now: number): void {
-    if (entry.state !== "coherent" || entry.relay.failures === 0) return;
-    const lastHeard = entry.relay.lastHeardAt ?? 0;
-    if (now - lastHeard >= this.tunables.rep_timeout_ms) {
-      this.markIncoherent(entry, "unreachable");
-      this.waiter.requestPass();
-    }
-  }
-
-  private readonly view: NodeView = {
-    ackedLsn: (id) => this.replicas.get(id)?.relay.ackedLsn ?? 0,
-    isCoherent: (id) => this.replicas.get(id)?.state === "coherent",
-    leaseUntil: (id) => this.replicas.get(id)?.leaseGrantedUntil ?? 0,
-  };
-
   // ------------------------------------------------------------ waiting
 
   /** Snapshots the wait set and sanctioned set now, and holds the commit in the waiter. */
   private waitFor(lsn: number, path: WaitPath): Promise<Outcome> {
     const now = Date.now();
-    const waitSet = new Set<string>();
-    for (const entry of this.replicas.values()) {
-      if (entry.state === "coherent") waitSet.add(entry.id);
-    }
+    const waitSet = this.replicas.coherentIds();
     const quorum =
       this.tunables.sync_mode === "quorum"
         ? Math.min(this.tunables.sync_quorum, waitSet.size)
@@ -387,7 +252,7 @@ export class MasterDO extends DurableObject<Env> {
     return this.waiter.wait({
       lsn,
       waitSet,
-      sanctioned: [...this.replicas.keys()],
+      sanctioned: this.replicas.ids(),
       deadline: now + this.tunables.rep_timeout_ms,
       giveUpAt: now + this.tunables.commit_timeout_ms,
       ...(quorum === undefined ? {} : { quorum }),
@@ -395,73 +260,39 @@ export class MasterDO extends DurableObject<Env> {
     });
   }
 
-  // ------------------------------------------------------------ scheduling
+  // ------------------------------------------------------------ timed jobs
+
+  /** The one alarm entry: the durable backstop of the timed jobs. */
+  override async alarm(): Promise<void> {
+    this.jobs.onAlarm();
+  }
 
   /**
-   * Every timed job goes through one scheduler: waiter deadlines, heartbeats,
-   * relay restarts, the slow-replica check and pruning. One in-memory timer
-   * fires at the earliest job; the DO alarm follows it as the durable backstop.
+   * Every timed job goes through one scheduler (TimedJobs): waiter deadlines,
+   * heartbeats, relay restarts, the slow-replica check and pruning.
    */
-  private schedule(job: string, at: number): void {
-    this.scheduler.at(job, at);
-    this.armTimers();
-  }
-
-  private armTimers(): void {
-    const next = this.scheduler.next();
-    if (next === null) return;
-    if (this.timer === null || next < this.timerAt) {
-      if (this.timer !== null) clearTimeout(this.timer);
-      this.timerAt = next;
-      this.timer = setTimeout(() => this.fire(), Math.max(0, next - Date.now()));
-    }
-    const alarmAt = Math.max(next, Date.now() + ALARM_MIN_LEAD_MS);
-    if (this.alarmAt === null || alarmAt < this.alarmAt - ALARM_MIN_LEAD_MS) {
-      this.alarmAt = alarmAt;
-      void this.ctx.storage.setAlarm(alarmAt);
-    }
-  }
-
-  private fire(): void {
-    this.timer = null;
-    this.timerAt = Number.POSITIVE_INFINITY;
-    this.dispatch();
-  }
-
-  /** The one alarm entry: runs what is due and re-arms for the earliest next job. */
-  override async alarm(): Promise<void> {
-    this.alarmAt = null;
-    this.dispatch();
-  }
-
-  private dispatch(): void {
-    const now = Date.now();
-    for (const job of this.scheduler.due(now)) this.runJob(job, now);
-    this.armTimers();
-  }
-
   private runJob(job: string, now: number): void {
     if (job === "waiter") {
       this.waiter.pass();
       return;
     }
     if (job === "heartbeat") {
-      for (const entry of this.replicas.values()) {
+      for (const entry of this.replicas.all()) {
         entry.relay.heartbeatIfDue();
         entry.relay.pump();
-        this.checkUnreachable(entry, now);
+        this.replicas.checkUnreachable(entry, now);
       }
-      this.scheduler.at("heartbeat", now + this.heartbeatEvery());
+      this.jobs.at("heartbeat", now + this.heartbeatEvery());
       return;
     }
     if (job === "slow-check") {
-      this.checkSlowReplicas();
-      this.scheduler.at("slow-check", now + SLOW_CHECK_EVERY_MS);
+      this.replicas.checkSlow();
+      this.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
       return;
     }
     if (job === "prune") {
       this.store.pruneResults(now - this.tunables.idempotency_retention_ms);
-      this.scheduler.at("prune", now + this.pruneEvery());
+      this.jobs.at("prune", now + this.pruneEvery());
       return;
     }
     if (job.startsWith("relay-restart:")) {
@@ -475,26 +306,6 @@ export class MasterDO extends DurableObject<Env> {
 
   private pruneEvery(): number {
     return Math.min(PRUNE_EVERY_MS, this.tunables.idempotency_retention_ms);
-  }
-
-  /** Comdb2's slow-replica rule over the coherent replicas' average ack times. */
-  private checkSlowReplicas(): void {
-    const entries = [...this.replicas.values()];
-    const coherent = entries
-      .filter((e) => e.state === "coherent")
-      .map((e) => ({ id: e.id, avgAckMs: e.avgAckMs, samples: e.ackSamples }));
-    const slowNow = entries.filter((e) => e.state !== "coherent" && e.reason === "slow").length;
-    const slow = findSlowReplica(
-      coherent,
-      this.tunables.slow_replica_factor,
-      slowNow,
-      entries.length,
-    );
-    const entry = slow === null ? undefined : this.replicas.get(slow);
-    if (entry !== undefined) {
-      this.markIncoherent(entry, "slow");
-      this.waiter.requestPass();
-    }
   }
 
   // ------------------------------------------------------------ writes
@@ -667,7 +478,7 @@ export class MasterDO extends DurableObject<Env> {
       const oldest = this.tail.keys().next().value;
       if (oldest !== undefined) this.tail.delete(oldest);
     }
-    for (const entry of this.replicas.values()) entry.relay.pump();
+    for (const entry of this.replicas.all()) entry.relay.pump();
     if (response === null) throw new Error("commit produced no response");
     void request;
     return response;
@@ -686,7 +497,7 @@ export class MasterDO extends DurableObject<Env> {
     if (entry === undefined) throw new Error(`no replica ${request.replicaId}`);
     entry.relay.pullBatches++;
     entry.relay.noteApplied(request.fromLsn - 1);
-    this.onAck(entry.id, 0, false);
+    this.replicas.onAck(entry.id, 0, false, 0);
     const maxRecords = Math.max(1, Math.min(request.maxRecords, 10_000));
     const records = this.store.readLog(request.fromLsn, maxRecords, PULL_MAX_BYTES);
     const through = records[records.length - 1]?.lsn ?? request.fromLsn - 1;
@@ -713,26 +524,7 @@ export class MasterDO extends DurableObject<Env> {
   async status(cluster: string): Promise<ClusterStatus> {
     this.ensureCluster(cluster);
     const now = Date.now();
-    const replicas: ReplicaStatus[] = [...this.replicas.values()].map((entry) => {
-      return {
-        id: entry.id,
-        state: entry.state,
-        ackedLsn: entry.relay.ackedLsn,
-        sentLsn: entry.relay.position ?? entry.relay.ackedLsn,
-        lagMs: this.lagMs(entry, now),
-        bytesBehind: this.bytesBehind(entry),
-        pulling: entry.relay.pulling,
-        pullBatches: entry.relay.pullBatches,
-        avgAckMs: Math.round(entry.avgAckMs * 10) / 10,
-        ackRttCount: entry.ackRttCount,
-        ackRttTotalMs: entry.ackRttTotalMs,
-        ackDelayTotalMs: entry.ackDelayTotalMs,
-        lastAckAt: entry.relay.lastAckAt,
-        leaseUntil: entry.state === "coherent" ? entry.leaseGrantedUntil : 0,
-        incoherentReason: entry.reason,
-        lastError: entry.relay.lastError,
-      };
-    });
+    const replicas = this.replicas.status(now);
     return {
       cluster: this.cluster,
       master: {
@@ -786,15 +578,15 @@ export class MasterDO extends DurableObject<Env> {
       this.ctx.storage.transactionSync(() => this.store.saveTunables(values));
       this.tunables = next;
       this.writers.setLimit(next.writer_concurrency);
-      if (enteringFull) this.demoteReplicasMissingAnsweredWrites();
+      if (enteringFull) this.replicas.demoteMissing(this.answeredHighLsn);
       // Periodic jobs take a changed period from now, not after the old one runs out.
       const now = Date.now();
-      if (changed.includes("heartbeat_ms")) this.schedule("heartbeat", now + this.heartbeatEvery());
+      if (changed.includes("heartbeat_ms")) this.jobs.at("heartbeat", now + this.heartbeatEvery());
       if (changed.includes("idempotency_retention_ms")) {
-        this.schedule("prune", now + this.pruneEvery());
+        this.jobs.at("prune", now + this.pruneEvery());
       }
       // Replicas read their settings from every message: a heartbeat carries the change now.
-      for (const entry of this.replicas.values()) entry.relay.heartbeatIfDue();
+      for (const entry of this.replicas.all()) entry.relay.heartbeatIfDue();
       return ok(describeTunables(next));
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
@@ -810,24 +602,10 @@ export class MasterDO extends DurableObject<Env> {
   private async expireLeases(): Promise<void> {
     this.leasesSuspended = true;
     try {
-      let until = 0;
-      for (const entry of this.replicas.values()) {
-        until = Math.max(until, entry.leaseGrantedUntil);
-      }
-      const wait = until - Date.now();
+      const wait = this.replicas.latestLeaseGranted() - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 1));
     } finally {
       this.leasesSuspended = false;
-    }
-  }
-
-  /**
-   * Back to full sync: a replica that has not applied everything the other
-   * mode acknowledged must catch up and rejoin before it is granted a lease.
-   */
-  private demoteReplicasMissingAnsweredWrites(): void {
-    for (const entry of this.replicas.values()) {
-      if (entry.relay.ackedLsn < this.answeredHighLsn) this.markIncoherent(entry, "mode-change");
     }
   }
 
@@ -836,7 +614,7 @@ export class MasterDO extends DurableObject<Env> {
     const lsn = this.lsn;
     const mine = nodeChecksums(this.ctx.storage.sql, "master", lsn);
     const others = await Promise.all(
-      [...this.replicas.keys()].map(async (id) => {
+      this.replicas.ids().map(async (id) => {
         try {
           return await this.replicaStub(id).checksums(id, lsn, 10_000);
         } catch (error) {
@@ -844,27 +622,7 @@ export class MasterDO extends DurableObject<Env> {
         }
       }),
     );
-    const mismatches: string[] = [];
-    for (const node of others) {
-      if ("error" in node) {
-        mismatches.push(`${node.node}: unreachable (${node.error})`);
-        continue;
-      }
-      if (node.appliedLsn !== lsn) {
-        mismatches.push(`${node.node}: at LSN ${node.appliedLsn}, master at ${lsn}`);
-        continue;
-      }
-      if (node.schema !== mine.schema) mismatches.push(`${node.node}: schema differs`);
-      const names = new Set([...Object.keys(mine.tables), ...Object.keys(node.tables)]);
-      for (const name of names) {
-        const a = mine.tables[name];
-        const b = node.tables[name];
-        if (a?.checksum !== b?.checksum || a?.rows !== b?.rows) {
-          mismatches.push(`${node.node}: table ${name} differs`);
-        }
-      }
-    }
-    return { agree: mismatches.length === 0, lsn, nodes: [mine, ...others], mismatches };
+    return compareChecksums(mine, others);
   }
 
   // ------------------------------------------------------------ faults
@@ -918,7 +676,8 @@ export class MasterDO extends DurableObject<Env> {
     try {
       this.ensureCluster(cluster);
       this.requireFaults();
-      if (!this.replicas.has(id)) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+      if (this.replicas.get(id) === undefined)
+        throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
       await this.replicaStub(id).setFaultDelay(ms);
       return ok({ id, delayMs: ms });
     } catch (error) {
@@ -929,7 +688,7 @@ export class MasterDO extends DurableObject<Env> {
 
   replicaIds(cluster: string): string[] {
     this.ensureCluster(cluster);
-    return [...this.replicas.keys()];
+    return this.replicas.ids();
   }
 }
 

@@ -1,0 +1,241 @@
+/**
+ * The master's view of its replicas: each one's state, lease, ack timing and
+ * relay, and the coherency rules that move it between states (rejoin with a
+ * penalty, incoherent marks by cause, the slow-replica rule, pull mode).
+ */
+import type { NodeView } from "../core/ack-book";
+import type { ReplicaState, ReplicaStatus } from "../core/protocol";
+import { findSlowReplica } from "../core/slow-replica";
+import type { Tunables } from "../core/tunables";
+import type { Relay } from "./relay";
+
+export interface ReplicaEntry {
+  id: string;
+  state: ReplicaState;
+  reason: string | null;
+  /** Latest instant (master clock) until which a lease we granted may be held. */
+  leaseGrantedUntil: number;
+  /** When it was last marked incoherent (the rejoin penalty counts from here). */
+  demotedAt: number;
+  avgAckMs: number;
+  /** Acks of batches with records since the replica last became coherent. */
+  ackSamples: number;
+  /** Batches with records acked since the master started: count, round trips, held delay. */
+  ackRttCount: number;
+  ackRttTotalMs: number;
+  ackDelayTotalMs: number;
+  relay: Relay;
+}
+
+export interface ReplicaSetHost {
+  tunables(): Tunables;
+  masterLsn(): number;
+  /** Byte position of the end of the log, and of the end of record `lsn`. */
+  logEnd(): number;
+  endOffsetAt(lsn: number): number;
+  /** The LSN a replica's ack must reach to rejoin (see MasterDO.coherencyThreshold). */
+  rejoinThreshold(): number;
+  /** Whether leases may be granted now (full sync, no mode change under way). */
+  leasesAllowed(): boolean;
+  joinWaits(id: string, ackedLsn: number): void;
+  saveState(id: string, state: ReplicaState, reason: string | null): void;
+  marked(id: string, reason: string): void;
+  requestPass(): void;
+}
+
+/** Weight of the newest batch round trip in a replica's average ack time. */
+const ACK_EWMA_WEIGHT = 0.1;
+
+export class ReplicaSet {
+  readonly entries = new Map<string, ReplicaEntry>();
+
+  constructor(private readonly host: ReplicaSetHost) {}
+
+  add(id: string, state: ReplicaState, reason: string | null, relay: Relay, now: number): void {
+    this.entries.set(id, {
+      id,
+      state,
+      reason,
+      // A previous incarnation may have granted a lease; assume it is still held.
+      leaseGrantedUntil: now + this.host.tunables().coherency_lease_ms,
+      demotedAt: 0,
+      avgAckMs: 0,
+      ackSamples: 0,
+      ackRttCount: 0,
+      ackRttTotalMs: 0,
+      ackDelayTotalMs: 0,
+      relay,
+    });
+  }
+
+  get(id: string): ReplicaEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  all(): ReplicaEntry[] {
+    return [...this.entries.values()];
+  }
+
+  ids(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** The coherent replicas now: a new commit's wait set. */
+  coherentIds(): Set<string> {
+    const out = new Set<string>();
+    for (const entry of this.entries.values()) if (entry.state === "coherent") out.add(entry.id);
+    return out;
+  }
+
+  readonly view: NodeView = {
+    ackedLsn: (id) => this.entries.get(id)?.relay.ackedLsn ?? 0,
+    isCoherent: (id) => this.entries.get(id)?.state === "coherent",
+    leaseUntil: (id) => this.entries.get(id)?.leaseGrantedUntil ?? 0,
+  };
+
+  grantLease(id: string): number {
+    const entry = this.entries.get(id);
+    if (entry === undefined || entry.state !== "coherent" || !this.host.leasesAllowed()) return 0;
+    const until = Date.now() + this.host.tunables().coherency_lease_ms;
+    if (until > entry.leaseGrantedUntil) entry.leaseGrantedUntil = until;
+    return until;
+  }
+
+  latestLeaseGranted(): number {
+    let until = 0;
+    for (const entry of this.entries.values()) until = Math.max(until, entry.leaseGrantedUntil);
+    return until;
+  }
+
+  /** An ack arrived: timing, then the rejoin rule for a replica out of the wait sets. */
+  onAck(id: string, rttMs: number, carriedRecords: boolean, ackDelayedMs: number): void {
+    const entry = this.entries.get(id);
+    if (entry === undefined) return;
+    if (carriedRecords) {
+      entry.avgAckMs =
+        entry.ackSamples === 0
+          ? rttMs
+          : entry.avgAckMs * (1 - ACK_EWMA_WEIGHT) + rttMs * ACK_EWMA_WEIGHT;
+      entry.ackSamples++;
+      entry.ackRttCount++;
+      entry.ackRttTotalMs += rttMs;
+      entry.ackDelayTotalMs += ackDelayedMs;
+    }
+    if (entry.state !== "coherent") {
+      entry.state = "catching-up";
+      const tunables = this.host.tunables();
+      const penaltyOver = Date.now() - entry.demotedAt >= tunables.coherency_rejoin_penalty_ms;
+      if (penaltyOver && entry.relay.ackedLsn >= this.host.rejoinThreshold()) {
+        this.markCoherent(entry);
+      } else {
+        this.choosePullMode(entry);
+      }
+    }
+    this.host.requestPass();
+  }
+
+  onFailure(id: string, now: number): void {
+    const entry = this.entries.get(id);
+    if (entry === undefined) return;
+    if (entry.state === "catching-up") entry.state = "incoherent";
+    this.checkUnreachable(entry, now);
+  }
+
+  markCoherent(entry: ReplicaEntry): void {
+    entry.state = "coherent";
+    entry.reason = null;
+    entry.ackSamples = 0;
+    this.host.saveState(entry.id, "coherent", null);
+    this.host.joinWaits(entry.id, entry.relay.ackedLsn);
+    entry.relay.resumeLive(entry.relay.ackedLsn);
+    // Grant its lease now rather than with the next heartbeat.
+    entry.relay.heartbeatNow();
+  }
+
+  markIncoherent(entry: ReplicaEntry, reason: string): void {
+    if (entry.state !== "coherent") return;
+    entry.state = "incoherent";
+    entry.reason = reason;
+    entry.demotedAt = Date.now();
+    this.host.marked(entry.id, reason);
+    this.host.saveState(entry.id, "incoherent", reason);
+    this.choosePullMode(entry);
+  }
+
+  /** A coherent replica that has answered nothing for rep_timeout_ms is marked incoherent. */
+  checkUnreachable(entry: ReplicaEntry, now: number): void {
+    if (entry.state !== "coherent" || entry.relay.failures === 0) return;
+    const lastHeard = entry.relay.lastHeardAt ?? 0;
+    if (now - lastHeard >= this.host.tunables().rep_timeout_ms) {
+      this.markIncoherent(entry, "unreachable");
+      this.host.requestPass();
+    }
+  }
+
+  /** Comdb2's slow-replica rule over the coherent replicas' average ack times. */
+  checkSlow(): void {
+    const entries = this.all();
+    const coherent = entries
+      .filter((e) => e.state === "coherent")
+      .map((e) => ({ id: e.id, avgAckMs: e.avgAckMs, samples: e.ackSamples }));
+    const slowNow = entries.filter((e) => e.state !== "coherent" && e.reason === "slow").length;
+    const factor = this.host.tunables().slow_replica_factor;
+    const slow = findSlowReplica(coherent, factor, slowNow, entries.length);
+    const entry = slow === null ? undefined : this.entries.get(slow);
+    if (entry !== undefined) {
+      this.markIncoherent(entry, "slow");
+      this.host.requestPass();
+    }
+  }
+
+  /** Back to full sync: replicas missing writes acknowledged meanwhile must rejoin. */
+  demoteMissing(answeredHighLsn: number): void {
+    for (const entry of this.entries.values()) {
+      if (entry.relay.ackedLsn < answeredHighLsn) this.markIncoherent(entry, "mode-change");
+    }
+  }
+
+  /** Grows with every read while a record is unacked; 0 when nothing is outstanding. */
+  lagMs(entry: ReplicaEntry, now: number): number {
+    const oldest = entry.relay.oldestUnackedSentAt();
+    return oldest === null ? 0 : Math.max(0, now - oldest);
+  }
+
+  bytesBehind(entry: ReplicaEntry): number {
+    const acked = entry.relay.ackedLsn;
+    if (acked >= this.host.masterLsn()) return 0;
+    return this.host.logEnd() - this.host.endOffsetAt(acked);
+  }
+
+  /**
+   * logput_window: a replica out of the wait sets and more than the window
+   * behind gets no live records (they would arrive far ahead of where it is)
+   * and pulls the log in order instead.
+   */
+  choosePullMode(entry: ReplicaEntry): void {
+    const window = this.host.tunables().logput_window_bytes;
+    if (entry.state === "coherent" || window === 0 || entry.relay.pulling) return;
+    if (this.bytesBehind(entry) > window) entry.relay.startPulling();
+  }
+
+  status(now: number): ReplicaStatus[] {
+    return this.all().map((entry) => ({
+      id: entry.id,
+      state: entry.state,
+      ackedLsn: entry.relay.ackedLsn,
+      sentLsn: entry.relay.position ?? entry.relay.ackedLsn,
+      lagMs: this.lagMs(entry, now),
+      bytesBehind: this.bytesBehind(entry),
+      avgAckMs: Math.round(entry.avgAckMs * 10) / 10,
+      ackRttCount: entry.ackRttCount,
+      ackRttTotalMs: entry.ackRttTotalMs,
+      ackDelayTotalMs: entry.ackDelayTotalMs,
+      lastAckAt: entry.relay.lastAckAt,
+      leaseUntil: entry.state === "coherent" ? entry.leaseGrantedUntil : 0,
+      incoherentReason: entry.reason,
+      lastError: entry.relay.lastError,
+      pulling: entry.relay.pulling,
+      pullBatches: entry.relay.pullBatches,
+    }));
+  }
+}
