@@ -93,6 +93,16 @@ export interface AppendRequest {
   pull: boolean;
 }
 
+/** Master -> replica: one step of rebuilding it from a snapshot (see SnapshotSource). */
+export type SnapshotMessage =
+  | {
+      phase: "begin";
+      lsn: number;
+      tables: { name: string; sql: string; hasRowid: boolean }[];
+    }
+  | { phase: "rows"; table: string; columns: string[]; rows: unknown[][]; hasRowid: boolean }
+  | { phase: "end"; lsn: number; after: string[]; sequences: { name: string; seq: number }[] };
+
 /** Replica -> master: a deferred ack (debug_ack_delay_ms). */
 export interface AckRequest {
   cluster: string;
@@ -113,6 +123,8 @@ export interface PullRequest {
 export interface PullResponse {
   records: LogRecord[];
   masterLsn: number;
+  /** The records it needs are truncated: the master rebuilds it from a snapshot instead. */
+  snapshot?: true;
   /** The records reach the master's LSN: live records resume after them. */
   caughtUp: boolean;
 }
@@ -127,6 +139,8 @@ export interface AppendResponse {
   dueAck?: AckRequest;
   /** Set when the replica refused the message (stopped by the fault hook). */
   refused?: string;
+  /** The replica is (still) rebuilding from a snapshot and applies nothing. */
+  rebuilding?: true;
   /** Highest LSN applied, which covers every earlier LSN. */
   appliedLsn: number;
   /** True when the batch started past appliedLsn + 1: resend from appliedLsn + 1. */
@@ -174,6 +188,11 @@ export interface ReplicaStatus {
   pulling: boolean;
   /** Catch-up batches this replica pulled since the master started. */
   pullBatches: number;
+  /** Being rebuilt from a snapshot now; snapshots installed since the master started. */
+  rebuilding: boolean;
+  snapshots: number;
+  /** Milliseconds since the relay last sent it anything (data or heartbeat). */
+  idleMs: number;
 }
 
 export interface ClusterStatus {
@@ -203,6 +222,9 @@ export interface ClusterStatus {
     commits: number;
     replayed: number;
     logRows: number;
+    logBytes: number;
+    /** Log records through this LSN are truncated. */
+    truncatedThrough: number;
   };
   replicas: ReplicaStatus[];
 }

@@ -91,6 +91,22 @@ const SPECS = {
     description:
       "An incoherent replica further behind than this gets no live records and pulls the log; 0 turns it off.",
   },
+  log_retain_records: {
+    type: "int",
+    default: 10_000,
+    min: 0,
+    max: 10_000_000,
+    description:
+      "Log records kept even after every replica acked them (the tail a briefly stopped replica catches up from).",
+  },
+  log_max_records: {
+    type: "int",
+    default: 100_000,
+    min: 100,
+    max: 100_000_000,
+    description:
+      "Most log records kept at all: past this, records are truncated even if a replica lacks them, and that replica is rebuilt from a snapshot. Bounds the master's storage.",
+  },
   slow_replica_factor: {
     type: "float",
     default: 2.0,

@@ -83,6 +83,10 @@ export class MasterStore {
     return out;
   }
 
+  deleteLogThrough(lsn: number): void {
+    this.sql.exec("DELETE FROM _repl_log WHERE lsn <= ?", lsn);
+  }
+
   logStats(): { rows: number; bytes: number } {
     const row = this.sql
       .exec<{ rows: number; bytes: number | null }>(

@@ -28,6 +28,7 @@ import {
   replicaObjectName,
 } from "../core/protocol";
 import { Semaphore } from "../core/semaphore";
+import { truncationPoint } from "../core/snapshot-schema";
 import { type GuardedStatement, guardWrite } from "../core/statement-guard";
 import {
   type TunableDescription,
@@ -43,6 +44,7 @@ import { MasterStore } from "./master-store";
 import { Relay, type RelayHost, asAck } from "./relay";
 import type { ReplicaDO } from "./replica";
 import { ReplicaSet } from "./replica-set";
+import { SnapshotSource } from "./snapshot-source";
 import { TimedJobs } from "./timed-jobs";
 import { type WaitPath, Waiter } from "./waiter";
 import { MAX_QUERY_ROWS, asSqlError, nodeChecksums, runQuery, toJsonRow } from "./sql-helpers";
@@ -50,6 +52,10 @@ import { MAX_QUERY_ROWS, asSqlError, nodeChecksums, runQuery, toJsonRow } from "
 const TAIL_CACHE_RECORDS = 4096;
 const PRUNE_EVERY_MS = 60_000;
 const SLOW_CHECK_EVERY_MS = 1_000;
+const TRUNCATE_EVERY_MS = 1_000;
+/** Log rows deleted per truncation step, so one step never blocks the master for long. */
+const TRUNCATE_CHUNK_ROWS = 5_000;
+const SNAPSHOT_CHUNK_ROWS = 500;
 const PULL_MAX_BYTES = 4_000_000;
 
 export class MasterDO extends DurableObject<Env> {
@@ -58,6 +64,9 @@ export class MasterDO extends DurableObject<Env> {
   private lsn = 0;
   /** Byte position of the end of the log (sum of record sizes ever appended). */
   private logEnd = 0;
+  /** Log records through this LSN have been truncated. */
+  private truncatedThrough = 0;
+  private readonly snapshots: SnapshotSource;
   private currentTerm = 0;
   private tunables: Tunables = defaultTunables();
   private readonly writers = new Semaphore(8);
@@ -95,6 +104,7 @@ export class MasterDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new MasterStore(ctx.storage.sql);
+    this.snapshots = new SnapshotSource(ctx.storage, () => this.lsn);
     this.jobs = new TimedJobs(
       (at) => void ctx.storage.setAlarm(at),
       (job, now) => this.runJob(job, now),
@@ -140,6 +150,8 @@ export class MasterDO extends DurableObject<Env> {
       this.tunables = this.store.loadTunables();
       this.writers.setLimit(this.tunables.writer_concurrency);
       this.lsn = this.store.lastLsn();
+      this.truncatedThrough = Number(this.store.getMeta("truncated_through") ?? 0);
+      this.snapshots.dropLeftovers();
       this.logEnd = this.store.endOffsetAt(this.lsn);
       // A previous incarnation may have answered anything in the log: a replica must
       // reach all of it before it may serve strong reads again.
@@ -183,6 +195,7 @@ export class MasterDO extends DurableObject<Env> {
     this.jobs.at("heartbeat", now + this.heartbeatEvery());
     this.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
     this.jobs.at("prune", now + this.pruneEvery());
+    this.jobs.at("truncate", now + TRUNCATE_EVERY_MS);
   }
 
   // --------------------------------------------------------------- relays
@@ -209,6 +222,8 @@ export class MasterDO extends DurableObject<Env> {
     onFailure: (id) => this.replicas.onFailure(id, Date.now()),
     newStub: (id) => this.replicaStub(id),
     scheduleRestart: (id, at) => this.jobs.at(`relay-restart:${id}`, at),
+    truncatedThrough: () => this.truncatedThrough,
+    requestSnapshot: (id) => this.requestSnapshot(id),
   };
 
   private readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
@@ -295,6 +310,11 @@ export class MasterDO extends DurableObject<Env> {
       this.jobs.at("prune", now + this.pruneEvery());
       return;
     }
+    if (job === "truncate") {
+      const more = this.truncateLog();
+      this.jobs.at("truncate", now + (more ? 0 : TRUNCATE_EVERY_MS));
+      return;
+    }
     if (job.startsWith("relay-restart:")) {
       this.replicas.get(job.slice("relay-restart:".length))?.relay.retryNow();
     }
@@ -306,6 +326,92 @@ export class MasterDO extends DurableObject<Env> {
 
   private pruneEvery(): number {
     return Math.min(PRUNE_EVERY_MS, this.tunables.idempotency_retention_ms);
+  }
+
+  // ------------------------------------------------------------ log retention
+
+  /**
+   * Truncates log records every replica has acked, keeping log_retain_records,
+   * and never keeping more than log_max_records (a replica that needed those is
+   * rebuilt from a snapshot). A snapshot in progress pins the records after it.
+   * Returns whether more is left to truncate (one chunk per step).
+   */
+  private truncateLog(): boolean {
+    const entries = this.replicas.all();
+    const minAcked = entries.reduce((m, e) => Math.min(m, e.relay.ackedLsn), this.lsn);
+    const target = truncationPoint({
+      lsn: this.lsn,
+      minAckedLsn: minAcked,
+      retain: this.tunables.log_retain_records,
+      max: this.tunables.log_max_records,
+      pinnedLsn: this.snapshots.lsn,
+    });
+    if (target <= this.truncatedThrough) return false;
+    const through = Math.min(target, this.truncatedThrough + TRUNCATE_CHUNK_ROWS);
+    this.ctx.storage.transactionSync(() => {
+      this.store.deleteLogThrough(through);
+      this.store.setMeta("truncated_through", String(through));
+    });
+    this.truncatedThrough = through;
+    for (const lsn of this.tail.keys()) {
+      if (lsn > through) break;
+      this.tail.delete(lsn);
+    }
+    return through < target;
+  }
+
+  /** A replica needs records that are truncated: rebuild it from a snapshot. */
+  private requestSnapshot(id: string): void {
+    const entry = this.replicas.get(id);
+    if (entry === undefined || entry.relay.snapshotting) return;
+    this.replicas.markIncoherent(entry, "rebuild");
+    entry.relay.startSnapshot();
+    this.ctx.waitUntil(this.streamSnapshot(id));
+  }
+
+  /**
+   * Streams the snapshot in chunks over the relay's stub (E-order with its
+   * heartbeats), checking between chunks whether a heartbeat is due.
+   */
+  private async streamSnapshot(id: string): Promise<void> {
+    const entry = this.replicas.get(id);
+    if (entry === undefined) return;
+    const snapshot = this.snapshots.begin();
+    try {
+      const replica = entry.relay.replica;
+      await replica.installSnapshot({
+        phase: "begin",
+        lsn: snapshot.lsn,
+        tables: snapshot.tables,
+      });
+      for (const table of snapshot.tables) {
+        for (let after = 0; ; ) {
+          const chunk = this.snapshots.chunk(table.name, after, SNAPSHOT_CHUNK_ROWS);
+          if (chunk.rows.length === 0) break;
+          await replica.installSnapshot({
+            phase: "rows",
+            table: table.name,
+            columns: chunk.columns,
+            rows: chunk.rows,
+            hasRowid: table.hasRowid,
+          });
+          after = chunk.next;
+          entry.relay.heartbeatIfDue();
+        }
+      }
+      await replica.installSnapshot({
+        phase: "end",
+        lsn: snapshot.lsn,
+        after: snapshot.after,
+        sequences: snapshot.sequences,
+      });
+      entry.relay.finishSnapshot(snapshot.lsn);
+      this.replicas.onAck(id, 0, false, 0);
+    } catch (error) {
+      entry.relay.abortSnapshot(error);
+    } finally {
+      this.snapshots.release();
+    }
   }
 
   // ------------------------------------------------------------ writes
@@ -496,6 +602,10 @@ export class MasterDO extends DurableObject<Env> {
     const entry = this.replicas.get(request.replicaId);
     if (entry === undefined) throw new Error(`no replica ${request.replicaId}`);
     entry.relay.pullBatches++;
+    if (request.fromLsn <= this.truncatedThrough) {
+      this.requestSnapshot(entry.id);
+      return { records: [], masterLsn: this.lsn, caughtUp: false, snapshot: true };
+    }
     entry.relay.noteApplied(request.fromLsn - 1);
     this.replicas.onAck(entry.id, 0, false, 0);
     const maxRecords = Math.max(1, Math.min(request.maxRecords, 10_000));
@@ -525,6 +635,7 @@ export class MasterDO extends DurableObject<Env> {
     this.ensureCluster(cluster);
     const now = Date.now();
     const replicas = this.replicas.status(now);
+    const log = this.store.logStats();
     return {
       cluster: this.cluster,
       master: {
@@ -547,7 +658,9 @@ export class MasterDO extends DurableObject<Env> {
         },
         commits: this.counters.commits,
         replayed: this.counters.replayed,
-        logRows: this.store.logStats().rows,
+        logRows: log.rows,
+        logBytes: log.bytes,
+        truncatedThrough: this.truncatedThrough,
       },
       replicas,
     };

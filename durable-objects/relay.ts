@@ -33,6 +33,9 @@ export interface RelayHost {
   newStub(id: string): DurableObjectStub<ReplicaDO>;
   /** Asks the master's scheduler to call `retryNow` at `at` (relay restarts are scheduled jobs). */
   scheduleRestart(id: string, at: number): void;
+  /** Log records through this LSN are gone: a replica that needs them gets a snapshot. */
+  truncatedThrough(): number;
+  requestSnapshot(id: string): void;
 }
 
 const MAX_BATCH_BYTES = 2_000_000;
@@ -74,6 +77,9 @@ export class Relay {
   pulling = false;
   /** Pull requests this replica made (catch-up batches served by the master). */
   pullBatches = 0;
+  /** While the master streams a snapshot to this replica: no records, heartbeats only. */
+  snapshotting = false;
+  snapshots = 0;
   /** Send time of each batch not yet acked, oldest first: the lag's anchor. */
   private readonly unacked: { lastLsn: number; sentAt: number }[] = [];
 
@@ -101,7 +107,11 @@ export class Relay {
       if (this.inFlight === 0) this.send([]);
       return;
     }
-    if (this.pulling) return;
+    if (this.pulling || this.snapshotting) return;
+    if (this.sentLsn < this.host.truncatedThrough()) {
+      this.host.requestSnapshot(this.id);
+      return;
+    }
     const window = this.host.window();
     // The window counts batches not yet acked, not calls not yet answered: with
     // deferred acks the calls return at once, and records would trickle out one
@@ -180,6 +190,11 @@ export class Relay {
         this.unacked.length = 0;
       }
     }
+    if (response.rebuilding && !this.snapshotting) {
+      // A rebuild that never finished (the master restarted mid-snapshot): start over.
+      this.host.requestSnapshot(this.id);
+      return;
+    }
     if (!response.ackDeferred) this.takeAck(response, carried, now);
     if (response.dueAck !== undefined) this.takeAck(asAck(response.dueAck), true, now);
     this.pump();
@@ -204,9 +219,14 @@ export class Relay {
 
   private onError(generation: number, error: unknown): void {
     this.inFlight--;
+    this.fail(error, generation === this.generation);
+  }
+
+  /** A failed call breaks the stub: a new one, a backoff, and a fresh probe of the replica. */
+  private fail(error: unknown, current: boolean): void {
     this.failures++;
     this.lastError = error instanceof Error ? error.message : String(error);
-    if (generation === this.generation) {
+    if (current) {
       this.generation++;
       this.stub = this.host.newStub(this.id);
       this.sentLsn = null;
@@ -224,6 +244,33 @@ export class Relay {
     while (this.unacked.length > 0 && (this.unacked[0]?.lastLsn ?? 0) <= this.ackedLsn) {
       this.unacked.shift();
     }
+  }
+
+  startSnapshot(): void {
+    this.snapshotting = true;
+    this.pulling = false;
+    this.generation++;
+    this.unacked.length = 0;
+  }
+
+  /** The replica installed a snapshot at `lsn`: stream from there. */
+  finishSnapshot(lsn: number): void {
+    this.snapshotting = false;
+    this.snapshots++;
+    this.generation++;
+    this.sentLsn = lsn;
+    this.noteApplied(lsn);
+    this.pump();
+  }
+
+  abortSnapshot(error: unknown): void {
+    this.snapshotting = false;
+    this.fail(error, true);
+  }
+
+  /** The stub snapshot steps go through, so they keep E-order with appends. */
+  get replica(): DurableObjectStub<ReplicaDO> {
+    return this.stub;
   }
 
   /** Enters pull mode: the replica fetches the log itself; heartbeats tell it to. */

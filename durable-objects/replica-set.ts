@@ -236,6 +236,9 @@ export class ReplicaSet {
       lastError: entry.relay.lastError,
       pulling: entry.relay.pulling,
       pullBatches: entry.relay.pullBatches,
+      rebuilding: entry.relay.snapshotting,
+      snapshots: entry.relay.snapshots,
+      idleMs: entry.relay.lastSentAt === 0 ? 0 : Math.max(0, now - entry.relay.lastSentAt),
     }));
   }
 }

@@ -17,10 +17,14 @@ import {
   type PullResponse,
   type QueryRequest,
   type ReplicaQueryOutcome,
+  type SnapshotMessage,
   masterObjectName,
 } from "../core/protocol";
+import { quoteIdent } from "../core/snapshot-schema";
+import { isReservedName } from "../core/statement-guard";
 import { REPLICA_MIGRATIONS, migrate } from "../migrations";
 import type { MasterDO } from "./master";
+import { SNAPSHOT_ROWID_COLUMN } from "./snapshot-source";
 import { nodeChecksums, runQuery } from "./sql-helpers";
 
 const PULL_BATCH_RECORDS = 1000;
@@ -33,6 +37,8 @@ export class ReplicaDO extends DurableObject<Env> {
   // Acks that fall due ride on the next reply; only an idle replica sends one on its own.
   private readonly ackDelays = new DueQueue(undefined, () => this.flushAck());
   private pulling = false;
+  /** Set while a snapshot is being installed: no applies, no reads. */
+  private rebuilding = false;
   /** Fault hook: extra sleep per message on this replica only (a slow node). */
   private faultDelayMs = 0;
   /** The deferred ack waiting to go out, and the highest LSN acked that way. */
@@ -50,6 +56,7 @@ export class ReplicaDO extends DurableObject<Env> {
         if (row.key === "applied_lsn") this.appliedLsn = Number(row.value);
         if (row.key === "identity") this.identity = row.value;
         if (row.key === "stopped") this.stopped = row.value === "1";
+        if (row.key === "rebuilding") this.rebuilding = true;
       }
     });
   }
@@ -59,13 +66,28 @@ export class ReplicaDO extends DurableObject<Env> {
     this.ackDelays.drain();
     if (this.stopped) return this.refusal(request);
     if (this.identity === "") this.setMeta("identity", `${request.cluster}/${request.replicaId}`);
+    if (this.rebuilding) {
+      // A heartbeat during a rebuild: answer it, apply nothing, take no lease.
+      this.leaseUntil = 0;
+      return {
+        appliedLsn: this.appliedLsn,
+        gap: request.records.length > 0,
+        echoSentAt: request.sentAt,
+        skipped: 0,
+        applied: 0,
+        ackDelayedMs: 0,
+        rebuilding: true,
+      };
+    }
     const delay = request.settings.applyDelayMs + this.faultDelayMs;
     if (delay > 0) await sleep(delay);
     if (this.stopped) return this.refusal(request);
     const outcome = this.applyBatch(request.records);
     // The lease is taken only after the records that came with it are applied.
     this.leaseUntil = outcome.gap ? 0 : request.leaseUntil;
-    if (request.pull && request.masterLsn > this.appliedLsn) this.startPulling(request);
+    if (request.pull && request.masterLsn > this.appliedLsn && !this.rebuilding) {
+      this.startPulling(request);
+    }
     const appliedLsn = this.appliedLsn;
     const ackDeferred = request.settings.ackDelayMs > 0 && !outcome.gap;
     if (ackDeferred) this.deferAck(request, appliedLsn);
@@ -200,6 +222,7 @@ export class ReplicaDO extends DurableObject<Env> {
           })) as PullResponse;
           if (this.stopped) return;
           if (request.settings.applyDelayMs > 0) await sleep(request.settings.applyDelayMs);
+          if (response.snapshot) return;
           this.applyBatch(response.records);
           if (response.caughtUp || response.records.length === 0) return;
         }
@@ -217,6 +240,7 @@ export class ReplicaDO extends DurableObject<Env> {
     this.flushAck();
     if (this.stopped) return { kind: "redirect", reason: "replica stopped" };
     if (this.identity === "") return { kind: "redirect", reason: "replica not initialised" };
+    if (this.rebuilding) return { kind: "redirect", reason: "replica rebuilding from a snapshot" };
     if (request.consistency === "strong" && !(Date.now() < this.leaseUntil)) {
       return { kind: "redirect", reason: "no valid lease" };
     }
@@ -229,6 +253,65 @@ export class ReplicaDO extends DurableObject<Env> {
     } catch (error) {
       if (error instanceof ApiError) return { kind: "error", error: error.toBody() };
       throw error;
+    }
+  }
+
+  /**
+   * Rebuild from the master's snapshot: `begin` drops every user object and
+   * creates the tables empty, `rows` installs a chunk (rowids kept, so future
+   * inserts get the same rowids as on the master), `end` creates indexes,
+   * triggers and views, restores AUTOINCREMENT counters and sets the applied
+   * LSN to the snapshot's. Each step is one transaction.
+   */
+  async installSnapshot(message: SnapshotMessage): Promise<{ appliedLsn: number }> {
+    if (this.stopped) throw new Error("replica is stopped");
+    const sql = this.ctx.storage.sql;
+    this.ctx.storage.transactionSync(() => {
+      if (message.phase === "begin") {
+        this.rebuilding = true;
+        this.leaseUntil = 0;
+        this.dropUserObjects();
+        for (const table of message.tables) sql.exec(table.sql);
+        this.setMeta("rebuilding", String(message.lsn));
+      } else if (message.phase === "rows") {
+        const columns = message.columns.map((c) =>
+          c === SNAPSHOT_ROWID_COLUMN ? "rowid" : quoteIdent(c),
+        );
+        const insert = `INSERT INTO ${quoteIdent(message.table)} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+        for (const row of message.rows) sql.exec(insert, ...(row as SqlStorageValue[]));
+      } else {
+        for (const statement of message.after) sql.exec(statement);
+        if (message.sequences.length > 0) {
+          sql.exec("DELETE FROM sqlite_sequence");
+          for (const { name, seq } of message.sequences) {
+            sql.exec("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", name, seq);
+          }
+        }
+        sql.exec("DELETE FROM _repl_meta WHERE key = 'rebuilding'");
+        sql.exec(
+          "INSERT OR REPLACE INTO _repl_meta (key, value) VALUES ('applied_lsn', ?)",
+          String(message.lsn),
+        );
+        this.appliedLsn = message.lsn;
+        this.ackSentLsn = Math.min(this.ackSentLsn, message.lsn);
+        this.rebuilding = false;
+      }
+    });
+    return { appliedLsn: this.appliedLsn };
+  }
+
+  private dropUserObjects(): void {
+    const sql = this.ctx.storage.sql;
+    const objects = sql
+      .exec<{ type: string; name: string }>(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger', 'table')",
+      )
+      .toArray()
+      .filter((o) => !isReservedName(o.name, true));
+    for (const kind of ["view", "trigger", "table"]) {
+      for (const o of objects.filter((x) => x.type === kind)) {
+        sql.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${quoteIdent(o.name)}`);
+      }
     }
   }
 
