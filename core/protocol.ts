@@ -193,6 +193,10 @@ export interface ReplicaStatus {
   snapshots: number;
   /** Milliseconds since the relay last sent it anything (data or heartbeat). */
   idleMs: number;
+  /** Records it reported skipping because it had them (since the master started). */
+  skipped: number;
+  /** Heartbeats the relay sent it (since the master started). */
+  heartbeats: number;
 }
 
 export interface ClusterStatus {

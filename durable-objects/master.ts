@@ -799,6 +799,21 @@ export class MasterDO extends DurableObject<Env> {
     }
   }
 
+  /** Fault hook: make a relay resend from `lsn + 1` (its replica skips what it has). */
+  async rewindRelay(cluster: string, id: string, lsn: number): Promise<Result<{ id: string }>> {
+    try {
+      this.ensureCluster(cluster);
+      this.requireFaults();
+      const entry = this.replicas.get(id);
+      if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+      entry.relay.rewind(lsn);
+      return ok({ id });
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+  }
+
   replicaIds(cluster: string): string[] {
     this.ensureCluster(cluster);
     return this.replicas.ids();

@@ -14,6 +14,7 @@ import type {
   LogRecord,
   ReplicaSettings,
 } from "../core/protocol";
+import { LagTracker } from "../core/lag";
 import type { ReplicaDO } from "./replica";
 
 export interface RelayHost {
@@ -75,13 +76,16 @@ export class Relay {
    * replica to pull the log in order; live records resume once it caught up.
    */
   pulling = false;
+  /** Records the replica reported skipping (it had them already), and heartbeats sent. */
+  skipped = 0;
+  heartbeats = 0;
   /** Pull requests this replica made (catch-up batches served by the master). */
   pullBatches = 0;
   /** While the master streams a snapshot to this replica: no records, heartbeats only. */
   snapshotting = false;
   snapshots = 0;
-  /** Send time of each batch not yet acked, oldest first: the lag's anchor. */
-  private readonly unacked: { lastLsn: number; sentAt: number }[] = [];
+  /** Batches sent and not yet acked: the window, and the lag's anchor. */
+  readonly lag = new LagTracker();
 
   constructor(
     readonly id: string,
@@ -94,10 +98,6 @@ export class Relay {
     return this.sentLsn;
   }
 
-  /** Send time of the oldest batch still unacked, or null when nothing is outstanding. */
-  oldestUnackedSentAt(): number | null {
-    return this.unacked[0]?.sentAt ?? null;
-  }
 
   /** Sends what the window allows; cheap to call after every commit and ack. */
   pump(): void {
@@ -118,7 +118,7 @@ export class Relay {
     // commit per call instead of accumulating into batches.
     while (
       this.inFlight < window &&
-      this.unacked.length < window &&
+      this.lag.size < window &&
       this.sentLsn < this.host.masterLsn()
     ) {
       const records = this.host.readLog(
@@ -136,6 +136,7 @@ export class Relay {
     if (this.retryAt !== null) return;
     if (this.inFlight >= this.host.window()) return;
     if (this.host.now() - this.lastSentAt < this.host.heartbeatMs()) return;
+    this.heartbeats++;
     this.send([]);
   }
 
@@ -145,7 +146,7 @@ export class Relay {
     const last = records[records.length - 1];
     if (last !== undefined) {
       this.sentLsn = last.lsn;
-      this.unacked.push({ lastLsn: last.lsn, sentAt });
+      this.lag.sent(last.lsn, sentAt);
     }
     this.inFlight++;
     this.lastSentAt = sentAt;
@@ -180,6 +181,7 @@ export class Relay {
     }
     const now = this.host.now();
     this.lastHeardAt = now;
+    this.skipped += response.skipped;
     if (generation === this.generation) {
       if (this.sentLsn === null) {
         this.sentLsn = response.appliedLsn;
@@ -187,7 +189,7 @@ export class Relay {
         // The replica is behind what we sent: start a new generation from its position.
         this.generation++;
         this.sentLsn = response.appliedLsn;
-        this.unacked.length = 0;
+        this.lag.reset();
       }
     }
     if (response.rebuilding && !this.snapshotting) {
@@ -211,9 +213,7 @@ export class Relay {
   private takeAck(response: AppendResponse, carried: boolean, now: number): void {
     this.lastAckAt = now;
     if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;
-    while (this.unacked.length > 0 && (this.unacked[0]?.lastLsn ?? 0) <= this.ackedLsn) {
-      this.unacked.shift();
-    }
+    this.lag.acked(this.ackedLsn);
     this.host.onAck(this.id, response, now - response.echoSentAt, carried);
   }
 
@@ -230,7 +230,7 @@ export class Relay {
       this.generation++;
       this.stub = this.host.newStub(this.id);
       this.sentLsn = null;
-      this.unacked.length = 0;
+      this.lag.reset();
       this.backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, this.backoffMs * 2));
       this.retryAt = this.host.now() + this.backoffMs;
       this.host.scheduleRestart(this.id, this.retryAt);
@@ -241,16 +241,23 @@ export class Relay {
   /** The replica told us (by pulling from `lsn + 1`) that it has applied through `lsn`. */
   noteApplied(lsn: number): void {
     if (lsn > this.ackedLsn) this.ackedLsn = lsn;
-    while (this.unacked.length > 0 && (this.unacked[0]?.lastLsn ?? 0) <= this.ackedLsn) {
-      this.unacked.shift();
-    }
+    this.lag.acked(this.ackedLsn);
+  }
+
+  /** Fault hook: resend from `lsn + 1`, so the replica skips what it already has. */
+  rewind(lsn: number): void {
+    if (this.sentLsn === null || this.pulling || this.snapshotting) return;
+    this.generation++;
+    this.sentLsn = Math.max(0, lsn);
+    this.lag.reset();
+    this.pump();
   }
 
   startSnapshot(): void {
     this.snapshotting = true;
     this.pulling = false;
     this.generation++;
-    this.unacked.length = 0;
+    this.lag.reset();
   }
 
   /** The replica installed a snapshot at `lsn`: stream from there. */
@@ -278,7 +285,7 @@ export class Relay {
     if (this.pulling) return;
     this.pulling = true;
     this.generation++;
-    this.unacked.length = 0;
+    this.lag.reset();
     this.heartbeatNow();
   }
 
@@ -288,7 +295,7 @@ export class Relay {
     this.pulling = false;
     this.generation++;
     this.sentLsn = throughLsn;
-    this.unacked.length = 0;
+    this.lag.reset();
     this.pump();
   }
 

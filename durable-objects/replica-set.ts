@@ -197,8 +197,7 @@ export class ReplicaSet {
 
   /** Grows with every read while a record is unacked; 0 when nothing is outstanding. */
   lagMs(entry: ReplicaEntry, now: number): number {
-    const oldest = entry.relay.oldestUnackedSentAt();
-    return oldest === null ? 0 : Math.max(0, now - oldest);
+    return entry.relay.lag.lagMs(now);
   }
 
   bytesBehind(entry: ReplicaEntry): number {
@@ -237,6 +236,8 @@ export class ReplicaSet {
       pulling: entry.relay.pulling,
       pullBatches: entry.relay.pullBatches,
       rebuilding: entry.relay.snapshotting,
+      skipped: entry.relay.skipped,
+      heartbeats: entry.relay.heartbeats,
       snapshots: entry.relay.snapshots,
       idleMs: entry.relay.lastSentAt === 0 ? 0 : Math.max(0, now - entry.relay.lastSentAt),
     }));

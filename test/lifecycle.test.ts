@@ -223,3 +223,73 @@ describe("log retention and snapshot rebuild, 4 replicas", () => {
     expect(pinned.body.rows).toEqual([{ n: 301 }]);
   });
 });
+
+describe("heartbeats and lag, 4 replicas", () => {
+  type Row = {
+    id: string;
+    state: string;
+    lagMs: number;
+    idleMs: number;
+    skipped: number;
+    heartbeats: number;
+    lastAckAt: number | null;
+  };
+  const row = async (c: string, id: string) =>
+    ((await status(c)).body.replicas as unknown as Row[]).find((r) => r.id === id) as Row;
+
+  it("lag grows while debug_ack_delay_ms holds the acks back, and returns to 0 after", async () => {
+    const c = await setup("lag", { debug_ack_delay_ms: 1500 });
+    await new Promise((r) => setTimeout(r, 300));
+    const write = exec(c, [{ sql: "INSERT INTO t (v) VALUES ('lagging')" }]);
+    await new Promise((r) => setTimeout(r, 300));
+    const first = await row(c, "replica-1");
+    await new Promise((r) => setTimeout(r, 400));
+    const second = await row(c, "replica-1");
+    expect(first.lagMs).toBeGreaterThan(0);
+    expect(second.lagMs).toBeGreaterThanOrEqual(first.lagMs + 300);
+    expect((await write).status).toBe(200);
+    expect((await patchTunables(c, { debug_ack_delay_ms: 0 })).status).toBe(200);
+    await waitUntil("lag back to 0", async () => (await row(c, "replica-1")).lagMs === 0);
+  });
+
+  it("heartbeats go to an idle replica, and idleMs stays under heartbeat_ms", async () => {
+    const c = await setup("idle", { heartbeat_ms: 100 });
+    const before = await row(c, "replica-2");
+    await new Promise((r) => setTimeout(r, 600));
+    const after = await row(c, "replica-2");
+    expect(after.heartbeats).toBeGreaterThan(before.heartbeats + 2);
+    expect(after.idleMs).toBeLessThan(300);
+    expect(after.lagMs).toBe(0);
+  });
+
+  it("a replica skipping a long run of records it has keeps acking and never goes incoherent", async () => {
+    const c = await setup("skip", {
+      rep_timeout_ms: 300,
+      relay_batch_max_records: 5,
+      debug_apply_delay_ms: 15,
+      debug_fault_injection: true,
+    });
+    for (let i = 0; i < 40; i++) {
+      const rows = Array.from({ length: 10 }, (_, j) => ({ v: `r${i}-${j}` }));
+      const w = await call("POST", `/v1/clusters/${c}/tables/t/rows`, { body: { rows } });
+      expect(w.status).toBe(200);
+    }
+    // Resend everything: replica-1 skips ~40 batches, each held 15 ms, while writes go on.
+    const rewind = await call("POST", `/admin/clusters/${c}/replicas/replica-1/rewind`, {
+      body: { lsn: 0 },
+    });
+    expect(rewind.status, JSON.stringify(rewind.body)).toBe(200);
+    const acks: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('during')" }])).status).toBe(200);
+      const r1 = await row(c, "replica-1");
+      expect(r1.state).toBe("coherent");
+      acks.push(r1.lastAckAt ?? 0);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(new Set(acks).size).toBeGreaterThan(4);
+    await waitUntil("the skip is over", async () => (await row(c, "replica-1")).skipped >= 40);
+    expect((await row(c, "replica-1")).state).toBe("coherent");
+    expect((await verify(c)).body.agree).toBe(true);
+  });
+});

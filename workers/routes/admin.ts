@@ -61,6 +61,19 @@ admin.post("/:cluster/replicas/:id/delay", async (c) => {
   return c.json(result.value);
 });
 
+admin.post("/:cluster/replicas/:id/rewind", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  const body = await validBody(c, z.strictObject({ lsn: z.number().int().min(0) }));
+  const result = (await masterStub(c.env, cluster).rewindRelay(
+    cluster,
+    id,
+    body.lsn,
+  )) as Result<unknown>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
+});
+
 admin.post("/:cluster/replicas/:id/:action{stop|start}", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const id = c.req.param("id");

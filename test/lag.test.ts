@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { LagTracker } from "../core/lag";
+
+describe("LagTracker (lag that grows until the ack, on the master's clock)", () => {
+  it("is 0 when nothing is outstanding", () => {
+    const lag = new LagTracker();
+    expect(lag.lagMs(1_000)).toBe(0);
+    expect(lag.oldestSentAt()).toBeNull();
+  });
+
+  it("grows with every read while a batch is unacked, anchored at the oldest send", () => {
+    const lag = new LagTracker();
+    lag.sent(10, 1_000);
+    lag.sent(20, 1_050);
+    expect(lag.lagMs(1_100)).toBe(100);
+    expect(lag.lagMs(1_400)).toBe(400);
+    expect(lag.lagMs(2_000)).toBe(1_000);
+  });
+
+  it("an ack corrects it to the oldest batch still unacked, and to 0 when all are", () => {
+    const lag = new LagTracker();
+    lag.sent(10, 1_000);
+    lag.sent(20, 1_050);
+    lag.sent(30, 1_200);
+    lag.acked(20);
+    expect(lag.size).toBe(1);
+    expect(lag.lagMs(1_300)).toBe(100);
+    lag.acked(30);
+    expect(lag.lagMs(5_000)).toBe(0);
+  });
+
+  it("an ack inside a batch does not cover that batch", () => {
+    const lag = new LagTracker();
+    lag.sent(10, 1_000);
+    lag.acked(9);
+    expect(lag.lagMs(1_500)).toBe(500);
+  });
+
+  it("never goes negative when the clock reads earlier than a send", () => {
+    const lag = new LagTracker();
+    lag.sent(1, 2_000);
+    expect(lag.lagMs(1_990)).toBe(0);
+  });
+
+  it("reset forgets every outstanding batch", () => {
+    const lag = new LagTracker();
+    lag.sent(1, 0);
+    lag.reset();
+    expect(lag.size).toBe(0);
+    expect(lag.lagMs(100)).toBe(0);
+  });
+});
