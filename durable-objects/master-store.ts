@@ -143,12 +143,16 @@ export class MasterStore {
   loadReplicaStates(): Map<string, { state: ReplicaState; reason: string | null }> {
     const out = new Map<string, { state: ReplicaState; reason: string | null }>();
     for (const row of this.sql.exec<{ id: string; state: string; reason: string | null }>(
-      "SELECT id, state, reason FROM _repl_replicas ORDER BY id",
+      "SELECT id, state, reason FROM _repl_replicas ORDER BY CAST(substr(id, 9) AS INTEGER), id",
     )) {
       const state: ReplicaState = row.state === "coherent" ? "coherent" : "incoherent";
       out.set(row.id, { state, reason: row.reason });
     }
     return out;
+  }
+
+  deleteReplica(id: string): void {
+    this.sql.exec("DELETE FROM _repl_replicas WHERE id = ?", id);
   }
 
   saveReplicaState(id: string, state: ReplicaState, reason: string | null): void {

@@ -175,20 +175,22 @@ export class MasterDO extends DurableObject<Env> {
   private startCluster(cluster: string): void {
     this.cluster = cluster;
     this.relayHost.cluster = cluster;
-    const saved = this.store.loadReplicaStates();
-    const count = Math.max(0, Number.parseInt(this.env.DEFAULT_REPLICAS, 10) || 0);
     const now = Date.now();
-    for (let i = 1; i <= count; i++) {
-      const id = replicaId(i);
-      let entry = saved.get(id);
-      if (entry === undefined) {
-        // A new replica of a new cluster has applied nothing and nothing was committed.
-        entry =
-          this.lsn === 0
-            ? { state: "coherent", reason: null }
-            : { state: "incoherent", reason: "new" };
-        this.store.saveReplicaState(id, entry.state, entry.reason);
-      }
+    // The sanctioned replicas are the rows of _repl_replicas; a new cluster gets the default topology.
+    let saved = this.store.loadReplicaStates();
+    if (saved.size === 0 && this.store.getMeta("next_replica") === null) {
+      const count = Math.max(0, Number.parseInt(this.env.DEFAULT_REPLICAS, 10) || 0);
+      this.ctx.storage.transactionSync(() => {
+        for (let i = 1; i <= count; i++) {
+          // A new replica of a new cluster has applied nothing and nothing was committed.
+          const state = this.lsn === 0 ? "coherent" : "incoherent";
+          this.store.saveReplicaState(replicaId(i), state, state === "coherent" ? null : "new");
+        }
+        this.store.setMeta("next_replica", String(count + 1));
+      });
+      saved = this.store.loadReplicaStates();
+    }
+    for (const [id, entry] of saved) {
       this.replicas.add(id, entry.state, entry.reason, new Relay(id, this.relayHost), now);
     }
     for (const entry of this.replicas.all()) entry.relay.pump();
@@ -297,6 +299,7 @@ export class MasterDO extends DurableObject<Env> {
         entry.relay.pump();
         this.replicas.checkUnreachable(entry, now);
       }
+      this.replicas.purgeDeparted(now);
       this.jobs.at("heartbeat", now + this.heartbeatEvery());
       return;
     }
@@ -793,6 +796,49 @@ export class MasterDO extends DurableObject<Env> {
         throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
       await this.replicaStub(id).setFaultDelay(ms);
       return ok({ id, delayMs: ms });
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+  }
+
+  // ------------------------------------------------------------ membership
+
+  /**
+   * Adds a replica to the sanctioned set (ids are never reused). It starts
+   * incoherent and is bootstrapped from a snapshot, then rejoins once caught up.
+   */
+  async addReplica(cluster: string): Promise<{ id: string; replicas: string[] }> {
+    this.ensureCluster(cluster);
+    const next = Number(this.store.getMeta("next_replica") ?? "1");
+    const id = replicaId(next);
+    this.ctx.storage.transactionSync(() => {
+      this.store.saveReplicaState(id, "incoherent", "new");
+      this.store.setMeta("next_replica", String(next + 1));
+    });
+    this.replicas.add(id, "incoherent", "new", new Relay(id, this.relayHost), Date.now());
+    this.replicas.get(id)?.relay.markNew();
+    if (this.lsn > 0) this.requestSnapshot(id);
+    else this.replicas.get(id)?.relay.pump();
+    return { id, replicas: this.replicas.ids() };
+  }
+
+  /**
+   * Removes a replica from the sanctioned set at once. Commits already waiting
+   * keep the wait set they started with; the removed replica leaves it like any
+   * incoherent one, once the lease it may hold has expired.
+   */
+  async removeReplica(cluster: string, id: string): Promise<Result<{ id: string; replicas: string[] }>> {
+    try {
+      this.ensureCluster(cluster);
+      const entry = this.replicas.get(id);
+      if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+      this.replicas.markIncoherent(entry, "removed");
+      this.replicas.remove(id);
+      entry.relay.retire();
+      this.store.deleteReplica(id);
+      this.waiter.requestPass();
+      return ok({ id, replicas: this.replicas.ids() });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;

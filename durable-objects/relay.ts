@@ -101,7 +101,7 @@ export class Relay {
 
   /** Sends what the window allows; cheap to call after every commit and ack. */
   pump(): void {
-    if (this.retryAt !== null) return;
+    if (this.retryAt !== null || this.retired) return;
     if (this.sentLsn === null) {
       // Ask where the replica is before sending records it may already have.
       if (this.inFlight === 0) this.send([]);
@@ -133,7 +133,7 @@ export class Relay {
 
   /** Sends a heartbeat if nothing went out for heartbeat_ms and the window has room. */
   heartbeatIfDue(): void {
-    if (this.retryAt !== null) return;
+    if (this.retryAt !== null || this.retired) return;
     if (this.inFlight >= this.host.window()) return;
     if (this.host.now() - this.lastSentAt < this.host.heartbeatMs()) return;
     this.heartbeats++;
@@ -244,6 +244,20 @@ export class Relay {
     this.lag.acked(this.ackedLsn);
   }
 
+  /** Removed from the cluster: sends nothing more. */
+  private retired = false;
+
+  retire(): void {
+    this.retired = true;
+    this.generation++;
+    this.lag.reset();
+  }
+
+  /** A replica just added: its stream starts at 0 with nothing to probe for. */
+  markNew(): void {
+    this.sentLsn = 0;
+  }
+
   /** Fault hook: resend from `lsn + 1`, so the replica skips what it already has. */
   rewind(lsn: number): void {
     if (this.sentLsn === null || this.pulling || this.snapshotting) return;
@@ -301,7 +315,7 @@ export class Relay {
 
   /** Sends a heartbeat now if the window allows (a lease to grant, a pull to ask for). */
   heartbeatNow(): void {
-    if (this.retryAt === null && this.inFlight < this.host.window()) this.send([]);
+    if (this.retryAt === null && !this.retired && this.inFlight < this.host.window()) this.send([]);
   }
 
   /** Ends the backoff: the scheduled restart, or a replica that was just started. */

@@ -48,6 +48,11 @@ const ACK_EWMA_WEIGHT = 0.1;
 
 export class ReplicaSet {
   readonly entries = new Map<string, ReplicaEntry>();
+  /**
+   * Removed replicas, kept until the last lease they were granted has expired:
+   * commits that began waiting on them still need to know when they may drop them.
+   */
+  private readonly departed = new Map<string, ReplicaEntry>();
 
   constructor(private readonly host: ReplicaSetHost) {}
 
@@ -72,6 +77,24 @@ export class ReplicaSet {
     return this.entries.get(id);
   }
 
+  remove(id: string): void {
+    const entry = this.entries.get(id);
+    if (entry === undefined) return;
+    this.entries.delete(id);
+    this.departed.set(id, entry);
+  }
+
+  /** Forgets removed replicas whose leases have run out. */
+  purgeDeparted(now: number): void {
+    for (const [id, entry] of this.departed) {
+      if (now >= entry.leaseGrantedUntil) this.departed.delete(id);
+    }
+  }
+
+  private known(id: string): ReplicaEntry | undefined {
+    return this.entries.get(id) ?? this.departed.get(id);
+  }
+
   all(): ReplicaEntry[] {
     return [...this.entries.values()];
   }
@@ -88,9 +111,9 @@ export class ReplicaSet {
   }
 
   readonly view: NodeView = {
-    ackedLsn: (id) => this.entries.get(id)?.relay.ackedLsn ?? 0,
+    ackedLsn: (id) => this.known(id)?.relay.ackedLsn ?? 0,
     isCoherent: (id) => this.entries.get(id)?.state === "coherent",
-    leaseUntil: (id) => this.entries.get(id)?.leaseGrantedUntil ?? 0,
+    leaseUntil: (id) => this.known(id)?.leaseGrantedUntil ?? 0,
   };
 
   grantLease(id: string): number {

@@ -293,3 +293,80 @@ describe("heartbeats and lag, 4 replicas", () => {
     expect((await verify(c)).body.agree).toBe(true);
   });
 });
+
+describe("membership", () => {
+  it("an added replica is bootstrapped from a snapshot and ends identical to the others", async () => {
+    const c = await setup("add", {
+      coherency_rejoin_penalty_ms: 0,
+      log_retain_records: 5,
+      log_max_records: 100,
+    });
+    for (let i = 0; i < 150; i++) {
+      expect(
+        (await exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`a${i}`] }])).status,
+      ).toBe(200);
+    }
+    const added = await call<{ id: string; replicas: string[] }>(
+      "POST",
+      `/admin/clusters/${c}/replicas`,
+    );
+    expect(added.status).toBe(201);
+    expect(added.body.id).toBe("replica-5");
+    expect(added.body.replicas).toEqual([
+      "replica-1",
+      "replica-2",
+      "replica-3",
+      "replica-4",
+      "replica-5",
+    ]);
+    // Writes go on while it is being built.
+    for (let i = 0; i < 20; i++) {
+      expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('more')" }])).status).toBe(200);
+    }
+    await waitUntil("replica-5 coherent", async () => {
+      const r5 = (await status(c)).body.replicas.find((r) => r.id === "replica-5") as unknown as
+        | { state: string; snapshots: number }
+        | undefined;
+      return r5?.state === "coherent" && r5.snapshots === 1;
+    });
+    const v = await verify(c);
+    expect(v.body.mismatches).toEqual([]);
+    expect(v.body.agree).toBe(true);
+    let read = await query(c, "SELECT COUNT(*) AS n FROM t", { replica: "replica-5" });
+    await waitUntil("replica-5 serves strong reads", async () => {
+      read = await query(c, "SELECT COUNT(*) AS n FROM t", { replica: "replica-5" });
+      return read.status === 200;
+    });
+    expect(read.body.rows).toEqual([{ n: 170 }]);
+  });
+
+  it("a removed replica leaves the sanctioned set at once while in-flight commits still complete", async () => {
+    const c = await setup("remove", { debug_ack_delay_ms: 300 });
+    await new Promise((r) => setTimeout(r, 400));
+    const inFlight = Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`f${i}`] }]),
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    const removed = await call<{ replicas: string[] }>(
+      "DELETE",
+      `/admin/clusters/${c}/replicas/replica-4`,
+    );
+    expect(removed.status).toBe(200);
+    expect(removed.body.replicas).toEqual(["replica-1", "replica-2", "replica-3"]);
+    expect((await inFlight).map((w) => w.status)).toEqual([200, 200, 200, 200, 200]);
+    expect((await patchTunables(c, { debug_ack_delay_ms: 0 })).status).toBe(200);
+    expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('after')" }])).status).toBe(200);
+    const s = await status(c);
+    expect(s.body.replicas.map((r) => r.id)).toEqual(["replica-1", "replica-2", "replica-3"]);
+    expect((await verify(c)).body.agree).toBe(true);
+    const gone = await query(c, "SELECT 1", { replica: "replica-4" });
+    expect(gone.status).toBe(404);
+    const again = await call("DELETE", `/admin/clusters/${c}/replicas/replica-4`);
+    expect(again.status).toBe(404);
+    // Ids are never reused: the next replica added is replica-5.
+    const added = await call<{ id: string }>("POST", `/admin/clusters/${c}/replicas`);
+    expect(added.body.id).toBe("replica-5");
+  });
+});

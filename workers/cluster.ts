@@ -4,7 +4,7 @@
  * comma-separated list) and DEFAULT_REPLICAS.
  */
 import { ApiError } from "../core/errors";
-import { masterObjectName, replicaId, replicaObjectName } from "../core/protocol";
+import { masterObjectName, replicaObjectName } from "../core/protocol";
 import type { MasterDO } from "../durable-objects/master";
 import type { ReplicaDO } from "../durable-objects/replica";
 
@@ -35,12 +35,27 @@ export function replicaStub(env: Env, cluster: string, id: string): DurableObjec
   return ns.get(ns.idFromName(replicaObjectName(cluster, id)));
 }
 
-export function replicaCount(env: Env): number {
-  return Math.max(0, Number.parseInt(env.DEFAULT_REPLICAS, 10) || 0);
+/**
+ * The replicas of each cluster, as the master last said, cached in this isolate
+ * for a short while: reads are routed with it. A stale entry is harmless — a
+ * removed replica's lease runs out and it redirects strong reads to the master.
+ */
+const REPLICA_LIST_TTL_MS = 2_000;
+const replicaLists = new Map<string, { ids: string[]; until: number }>();
+
+export async function replicaIds(env: Env, cluster: string): Promise<string[]> {
+  const cached = replicaLists.get(cluster);
+  if (cached !== undefined && Date.now() < cached.until) return cached.ids;
+  const ids = (await masterStub(env, cluster).replicaIds(cluster)) as string[];
+  replicaLists.set(cluster, { ids, until: Date.now() + REPLICA_LIST_TTL_MS });
+  return ids;
 }
 
-export function randomReplicaId(env: Env): string | null {
-  const count = replicaCount(env);
-  if (count === 0) return null;
-  return replicaId(1 + Math.floor(Math.random() * count));
+export function forgetReplicaList(cluster: string): void {
+  replicaLists.delete(cluster);
+}
+
+export async function randomReplicaId(env: Env, cluster: string): Promise<string | null> {
+  const ids = await replicaIds(env, cluster);
+  return ids[Math.floor(Math.random() * ids.length)] ?? null;
 }

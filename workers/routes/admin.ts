@@ -4,7 +4,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { ApiError, type Result } from "../../core/errors";
-import { checkCluster, masterStub } from "../cluster";
+import { checkCluster, forgetReplicaList, masterStub } from "../cluster";
 import { errorResponse, fromBody } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { readJson, validBody } from "../middleware/json";
@@ -44,6 +44,27 @@ admin.post("/:cluster/master/crash", async (c) => {
   const result = (await masterStub(c.env, cluster).crash(cluster)) as Result<unknown>;
   if (!result.ok) return errorResponse(c, fromBody(result.error));
   return c.json(result.value, 202);
+});
+
+admin.get("/:cluster/replicas", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  return c.json({ replicas: await masterStub(c.env, cluster).replicaIds(cluster) });
+});
+
+admin.post("/:cluster/replicas", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const added = await masterStub(c.env, cluster).addReplica(cluster);
+  forgetReplicaList(cluster);
+  return c.json(added, 201);
+});
+
+admin.delete("/:cluster/replicas/:id", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  const result = (await masterStub(c.env, cluster).removeReplica(cluster, id)) as Result<unknown>;
+  forgetReplicaList(cluster);
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
 });
 
 admin.post("/:cluster/replicas/:id/delay", async (c) => {

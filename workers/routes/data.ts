@@ -13,7 +13,7 @@ import {
   type Statement,
   decodeBookmark,
 } from "../../core/protocol";
-import { checkCluster, masterStub, randomReplicaId, replicaCount, replicaStub } from "../cluster";
+import { checkCluster, masterStub, randomReplicaId, replicaIds, replicaStub } from "../cluster";
 import { errorResponse, fromBody, toApiError } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { validBody } from "../middleware/json";
@@ -191,8 +191,7 @@ data.post("/:cluster/query", async (c) => {
     minLsn,
   };
   if (body.replica !== undefined) {
-    const index = Number(body.replica.slice("replica-".length));
-    if (index < 1 || index > replicaCount(c.env)) {
+    if (!(await replicaIds(c.env, cluster)).includes(body.replica)) {
       throw new ApiError("NOT_FOUND", `no ${body.replica} in cluster ${cluster}`);
     }
     const outcome = (await replicaStub(c.env, cluster, body.replica).query(
@@ -206,7 +205,7 @@ data.post("/:cluster/query", async (c) => {
       reason: outcome.reason,
     });
   }
-  const id = randomReplicaId(c.env);
+  const id = await randomReplicaId(c.env, cluster);
   if (id !== null) {
     try {
       const outcome = (await replicaStub(c.env, cluster, id).query(
