@@ -42,7 +42,15 @@ function percentile(sorted: number[], p: number): number {
 }
 
 export class BenchDriver extends DurableObject<Env> {
+  private stopRequested = false;
+
+  /** Ends a running `run` early: its clients finish the insert in flight and stop. */
+  async stop(): Promise<void> {
+    this.stopRequested = true;
+  }
+
   async run(request: RunRequest): Promise<RunResult> {
+    this.stopRequested = false;
     const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
     const master = ns.get(ns.idFromName(masterObjectName(request.cluster)));
     const tables = Array.from({ length: request.clients }, (_, i) => `b_${request.tag}_${i}`);
@@ -64,7 +72,7 @@ export class BenchDriver extends DurableObject<Env> {
     const until = warmupUntil + request.seconds * 1000;
 
     const client = async (table: string) => {
-      for (let n = 0; Date.now() < until; n++) {
+      for (let n = 0; Date.now() < until && !this.stopRequested; n++) {
         const statements = [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [n] }];
         const key = `${table}-${n}`;
         const requestHash = await sha256Hex(`rows\n${table}\n${JSON.stringify(statements)}`);

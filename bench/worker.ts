@@ -17,6 +17,11 @@ interface BenchEnv {
 export default {
   async fetch(request: Request, env: Env & BenchEnv, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
+    if (url.pathname === "/bench/stop" && request.method === "POST") {
+      const body = (await request.json()) as { cluster: string };
+      await env.BENCH.get(env.BENCH.idFromName(`driver-${body.cluster}`)).stop();
+      return Response.json({ stopped: true });
+    }
     if (url.pathname === "/bench/run" && request.method === "POST") {
       const body = (await request.json()) as RunRequest;
       const driver = env.BENCH.get(env.BENCH.idFromName(`driver-${body.cluster}`));
