@@ -51,7 +51,11 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   return JSON.parse(text) as T;
 }
 
-const status = (c: string) => call<Status>("GET", `/admin/clusters/${c}/status`);
+// Through an in-runtime object: see BenchDriver.admin for why.
+const status = (c: string) =>
+  call<Status>("POST", "/bench/admin", { cluster: c, action: "status" });
+const setStopped = (c: string, id: string, stop: boolean) =>
+  call("POST", "/bench/admin", { cluster: c, action: stop ? "stop" : "start", id });
 const replica = async (c: string, id: string) => {
   const s = await status(c);
   const r = s.replicas.find((x) => x.id === id);
@@ -80,7 +84,7 @@ async function catchup(windowBytes: number | null): Promise<Record<string, unkno
   log(`catchup, ${label}: load for 10 s, replica-2 down ${downSeconds} s`);
   const load = startLoad(cluster, 10 + downSeconds + 600);
   await sleep(10_000);
-  await call("POST", `/admin/clusters/${cluster}/replicas/replica-2/stop`);
+  await setStopped(cluster, "replica-2", true);
   const downAt = Date.now();
   while (Date.now() - downAt < downSeconds * 1000) {
     await sleep(5_000);
@@ -88,7 +92,7 @@ async function catchup(windowBytes: number | null): Promise<Record<string, unkno
     log(`  down ${Math.round((Date.now() - downAt) / 1000)} s, master LSN ${s.master.lsn}`);
   }
   const before = await replica(cluster, "replica-2");
-  await call("POST", `/admin/clusters/${cluster}/replicas/replica-2/start`);
+  await setStopped(cluster, "replica-2", false);
   const startedAt = Date.now();
   let coherentAfter: number | null = null;
   let last = before;
@@ -138,7 +142,7 @@ async function retention(): Promise<Record<string, unknown>> {
     await sleep(2_000);
     const { s } = await replica(cluster, "replica-2");
     if (!stopped && s.master.lsn >= insertsWanted * 0.05) {
-      await call("POST", `/admin/clusters/${cluster}/replicas/replica-2/stop`);
+      await setStopped(cluster, "replica-2", true);
       stopped = true;
     }
     log(
@@ -150,7 +154,7 @@ async function retention(): Promise<Record<string, unknown>> {
   await load;
   await sleep(3_000); // one truncation step more
   const down = await replica(cluster, "replica-2");
-  await call("POST", `/admin/clusters/${cluster}/replicas/replica-2/start`);
+  await setStopped(cluster, "replica-2", false);
   const startedAt = Date.now();
   let after = down;
   for (;;) {
