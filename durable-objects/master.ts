@@ -239,6 +239,15 @@ export class MasterDO extends DurableObject<Env> {
     return this.store.readLog(fromLsn, maxRecords, maxBytes);
   }
 
+  /**
+   * Control calls (verify, fault hooks) go over the relay's stub: a busy
+   * replica serves the calls queued on that stub before those of another one,
+   * so a call on a fresh stub can wait as long as the load lasts.
+   */
+  private controlStub(id: string): DurableObjectStub<ReplicaDO> {
+    return this.replicas.get(id)?.relay.replica ?? this.replicaStub(id);
+  }
+
   private replicaStub(id: string): DurableObjectStub<ReplicaDO> {
     const ns = this.env.REPLICA as unknown as DurableObjectNamespace<ReplicaDO>;
     return ns.get(ns.idFromName(replicaObjectName(this.cluster, id)));
@@ -732,7 +741,7 @@ export class MasterDO extends DurableObject<Env> {
     const others = await Promise.all(
       this.replicas.ids().map(async (id) => {
         try {
-          return await this.replicaStub(id).checksums(id, lsn, 10_000);
+          return await this.controlStub(id).checksums(id, lsn, 10_000);
         } catch (error) {
           return { node: id, error: error instanceof Error ? error.message : String(error) };
         }
@@ -775,9 +784,28 @@ export class MasterDO extends DurableObject<Env> {
       this.requireFaults();
       const entry = this.replicas.get(id);
       if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
-      await this.replicaStub(id).setStopped(stopped);
+      await this.controlStub(id).setStopped(stopped);
       if (!stopped) entry.relay.retryNow();
       return ok({ id, stopped });
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+  }
+
+  /** Fault hook: cut or restore the master's link to one replica (no call to it is made). */
+  async setReplicaDisconnected(
+    cluster: string,
+    id: string,
+    disconnected: boolean,
+  ): Promise<Result<{ id: string; disconnected: boolean }>> {
+    try {
+      this.ensureCluster(cluster);
+      this.requireFaults();
+      const entry = this.replicas.get(id);
+      if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+      entry.relay.setDisconnected(disconnected);
+      return ok({ id, disconnected });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;
@@ -794,7 +822,7 @@ export class MasterDO extends DurableObject<Env> {
       this.requireFaults();
       if (this.replicas.get(id) === undefined)
         throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
-      await this.replicaStub(id).setFaultDelay(ms);
+      await this.controlStub(id).setFaultDelay(ms);
       return ok({ id, delayMs: ms });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
@@ -828,7 +856,10 @@ export class MasterDO extends DurableObject<Env> {
    * keep the wait set they started with; the removed replica leaves it like any
    * incoherent one, once the lease it may hold has expired.
    */
-  async removeReplica(cluster: string, id: string): Promise<Result<{ id: string; replicas: string[] }>> {
+  async removeReplica(
+    cluster: string,
+    id: string,
+  ): Promise<Result<{ id: string; replicas: string[] }>> {
     try {
       this.ensureCluster(cluster);
       const entry = this.replicas.get(id);

@@ -98,10 +98,9 @@ export class Relay {
     return this.sentLsn;
   }
 
-
   /** Sends what the window allows; cheap to call after every commit and ack. */
   pump(): void {
-    if (this.retryAt !== null || this.retired) return;
+    if (this.retryAt !== null || this.retired || this.disconnected) return;
     if (this.sentLsn === null) {
       // Ask where the replica is before sending records it may already have.
       if (this.inFlight === 0) this.send([]);
@@ -133,7 +132,7 @@ export class Relay {
 
   /** Sends a heartbeat if nothing went out for heartbeat_ms and the window has room. */
   heartbeatIfDue(): void {
-    if (this.retryAt !== null || this.retired) return;
+    if (this.retryAt !== null || this.retired || this.disconnected) return;
     if (this.inFlight >= this.host.window()) return;
     if (this.host.now() - this.lastSentAt < this.host.heartbeatMs()) return;
     this.heartbeats++;
@@ -246,11 +245,28 @@ export class Relay {
 
   /** Removed from the cluster: sends nothing more. */
   private retired = false;
+  /** Fault hook: the link to the replica is cut; nothing is sent until it is restored. */
+  disconnected = false;
 
   retire(): void {
     this.retired = true;
     this.generation++;
     this.lag.reset();
+  }
+
+  /** Fault hook: cut or restore the link; on restore the relay asks where the replica is. */
+  setDisconnected(disconnected: boolean): void {
+    this.disconnected = disconnected;
+    this.generation++;
+    this.lag.reset();
+    if (disconnected) {
+      this.failures++;
+      this.lastError = "disconnected by the fault hook";
+    } else {
+      this.sentLsn = null;
+      this.retryAt = null;
+      this.pump();
+    }
   }
 
   /** A replica just added: its stream starts at 0 with nothing to probe for. */
@@ -315,7 +331,9 @@ export class Relay {
 
   /** Sends a heartbeat now if the window allows (a lease to grant, a pull to ask for). */
   heartbeatNow(): void {
-    if (this.retryAt === null && !this.retired && this.inFlight < this.host.window()) this.send([]);
+    if (this.retryAt === null && !this.retired && !this.disconnected) {
+      if (this.inFlight < this.host.window()) this.send([]);
+    }
   }
 
   /** Ends the backoff: the scheduled restart, or a replica that was just started. */

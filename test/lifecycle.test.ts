@@ -370,3 +370,28 @@ describe("membership", () => {
     expect(added.body.id).toBe("replica-5");
   });
 });
+
+describe("disconnect fault hook", () => {
+  it("a replica cut off from the master goes incoherent and catches up once reconnected", async () => {
+    const c = await setup("cut", {
+      rep_timeout_ms: 200,
+      coherency_lease_ms: 100,
+      coherency_rejoin_penalty_ms: 0,
+      debug_fault_injection: true,
+    });
+    const cut = await call("POST", `/admin/clusters/${c}/replicas/replica-1/disconnect`);
+    expect(cut.status).toBe(200);
+    for (let i = 0; i < 30; i++) {
+      expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('cut')" }])).status).toBe(200);
+    }
+    const r1 = (await status(c)).body.replicas.find((r) => r.id === "replica-1");
+    expect(r1?.state).not.toBe("coherent");
+    expect((await call("POST", `/admin/clusters/${c}/replicas/replica-1/connect`)).status).toBe(
+      200,
+    );
+    await waitUntil("replica-1 coherent", async () =>
+      (await status(c)).body.replicas.every((r) => r.state === "coherent"),
+    );
+    expect((await verify(c)).body.agree).toBe(true);
+  });
+});

@@ -95,6 +95,18 @@ admin.post("/:cluster/replicas/:id/rewind", async (c) => {
   return c.json(result.value);
 });
 
+admin.post("/:cluster/replicas/:id/:action{disconnect|connect}", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  const result = (await masterStub(c.env, cluster).setReplicaDisconnected(
+    cluster,
+    id,
+    c.req.param("action") === "disconnect",
+  )) as Result<unknown>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
+});
+
 admin.post("/:cluster/replicas/:id/:action{stop|start}", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const id = c.req.param("id");
