@@ -239,15 +239,6 @@ export class MasterDO extends DurableObject<Env> {
     return this.store.readLog(fromLsn, maxRecords, maxBytes);
   }
 
-  /**
-   * Control calls (verify, fault hooks) go over the relay's stub: a busy
-   * replica serves the calls queued on that stub before those of another one,
-   * so a call on a fresh stub can wait as long as the load lasts.
-   */
-  private controlStub(id: string): DurableObjectStub<ReplicaDO> {
-    return this.replicas.get(id)?.relay.replica ?? this.replicaStub(id);
-  }
-
   private replicaStub(id: string): DurableObjectStub<ReplicaDO> {
     const ns = this.env.REPLICA as unknown as DurableObjectNamespace<ReplicaDO>;
     return ns.get(ns.idFromName(replicaObjectName(this.cluster, id)));
@@ -741,7 +732,7 @@ export class MasterDO extends DurableObject<Env> {
     const others = await Promise.all(
       this.replicas.ids().map(async (id) => {
         try {
-          return await this.controlStub(id).checksums(id, lsn, 10_000);
+          return await this.replicaStub(id).checksums(id, lsn, 10_000);
         } catch (error) {
           return { node: id, error: error instanceof Error ? error.message : String(error) };
         }
@@ -784,7 +775,7 @@ export class MasterDO extends DurableObject<Env> {
       this.requireFaults();
       const entry = this.replicas.get(id);
       if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
-      await this.controlStub(id).setStopped(stopped);
+      await this.replicaStub(id).setStopped(stopped);
       if (!stopped) entry.relay.retryNow();
       return ok({ id, stopped });
     } catch (error) {
@@ -822,7 +813,7 @@ export class MasterDO extends DurableObject<Env> {
       this.requireFaults();
       if (this.replicas.get(id) === undefined)
         throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
-      await this.controlStub(id).setFaultDelay(ms);
+      await this.replicaStub(id).setFaultDelay(ms);
       return ok({ id, delayMs: ms });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
