@@ -22,6 +22,15 @@ export class Semaphore {
     this.grantWhileRoom();
   }
 
+  /** Takes a slot now if one is free (no await, so nothing else runs in between). */
+  tryAcquire(): boolean {
+    if (this.holders < this.limit && this.queue.length === 0) {
+      this.holders++;
+      return true;
+    }
+    return false;
+  }
+
   acquire(): Promise<void> {
     if (this.holders < this.limit && this.queue.length === 0) {
       this.holders++;

@@ -435,10 +435,12 @@ export class MasterDO extends DurableObject<Env> {
         const saved = this.store.findResult(key);
         if (saved !== null) return await this.replay(saved, hash);
       }
-      await this.writers.acquire();
+      // Only a request that queued for its slot can find its key committed meanwhile.
+      const queued = !this.writers.tryAcquire();
+      if (queued) await this.writers.acquire();
       let holding = true;
       try {
-        if (key !== undefined) {
+        if (key !== undefined && queued) {
           // A duplicate may have committed while this request queued for a slot.
           const saved = this.store.findResult(key);
           if (saved !== null) {

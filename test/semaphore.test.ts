@@ -117,3 +117,19 @@ describe("Semaphore", () => {
     expect(granted).toBe(true);
   });
 });
+
+describe("Semaphore.tryAcquire", () => {
+  it("takes a free slot at once and refuses when the slots are taken or others queue", async () => {
+    const s = new Semaphore(1);
+    expect(s.tryAcquire()).toBe(true);
+    expect(s.busy).toBe(1);
+    expect(s.tryAcquire()).toBe(false);
+    const waiting = s.acquire();
+    s.release();
+    await waiting;
+    expect(s.busy).toBe(1);
+    expect(s.tryAcquire()).toBe(false);
+    s.release();
+    expect(s.tryAcquire()).toBe(true);
+  });
+});
