@@ -83,8 +83,6 @@ export class MasterDO extends DurableObject<Env> {
     handedOff: 0,
     noWait: 0,
     inlineWaits: { off: 0, queueFull: 0, notPlain: 0 },
-    incoherentMarks: {} as Record<string, number>,
-    outcomes: { acked: 0, "not-durable": 0, timeout: 0 } as Record<Outcome, number>,
   };
   private readonly waiter: Waiter;
 
@@ -119,7 +117,6 @@ export class MasterDO extends DurableObject<Env> {
       joinWaits: (id, acked) => this.waiter.joinWaits(id, acked),
       saveState: (id, state, reason) => this.store.saveReplicaState(id, state, reason),
       marked: (id, reason) => {
-        this.counters.incoherentMarks[reason] = (this.counters.incoherentMarks[reason] ?? 0) + 1;
         this.metrics.incoherentMarks.inc({ cluster: this.cluster, replica: id, reason });
       },
       requestPass: () => this.waiter.requestPass(),
@@ -135,7 +132,6 @@ export class MasterDO extends DurableObject<Env> {
       },
       wakeAt: (at) => (at === null ? this.jobs.cancel("waiter") : this.jobs.at("waiter", at)),
       answered: (lsn, outcome, path, waitedMs) => {
-        this.counters.outcomes[outcome]++;
         if (outcome === "acked" && lsn > this.answeredHighLsn) this.answeredHighLsn = lsn;
         this.metrics.commitLatency.observe({ cluster: this.cluster, outcome, path }, waitedMs);
       },
@@ -449,7 +445,7 @@ export class MasterDO extends DurableObject<Env> {
             return await this.replay(saved, hash);
           }
         }
-        const response = this.commitLocal(request, guarded, key, hash);
+        const response = this.commitLocal(guarded, key, hash);
         const plan = planWait({
           syncMode: this.tunables.sync_mode,
           asyncDistCommit: this.tunables.async_dist_commit,
@@ -537,7 +533,6 @@ export class MasterDO extends DurableObject<Env> {
 
   /** Runs the statements, appends the log record and saves the result: one transaction. */
   private commitLocal(
-    request: ExecRequest,
     guarded: GuardedStatement[],
     key: string | undefined,
     hash: string,
@@ -591,7 +586,6 @@ export class MasterDO extends DurableObject<Env> {
     }
     for (const entry of this.replicas.all()) entry.relay.pump();
     if (response === null) throw new Error("commit produced no response");
-    void request;
     return response;
   }
 
