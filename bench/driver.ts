@@ -9,6 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Result } from "../core/errors";
 import { type ExecResponse, masterObjectName } from "../core/protocol";
 import type { MasterDO } from "../durable-objects/master";
+import { percentile } from "./stats";
 
 export interface RunRequest {
   cluster: string;
@@ -34,11 +35,6 @@ export interface RunResult {
 async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
 export class BenchDriver extends DurableObject<Env> {

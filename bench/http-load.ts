@@ -6,6 +6,7 @@
  *   node bench/http-load.ts --clients 16 --seconds 20 [--url http://127.0.0.1:8787] [--cluster main]
  */
 import { parseArgs } from "node:util";
+import { percentile } from "./stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -54,11 +55,6 @@ async function client(index: number, until: number, latencies: number[], errors:
     }
     n++;
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
 const latencies: number[] = [];

@@ -43,7 +43,7 @@ import { MasterMetrics } from "./master-metrics";
 import { MasterStore } from "./master-store";
 import { Relay, type RelayHost, asAck } from "./relay";
 import type { ReplicaDO } from "./replica";
-import { ReplicaSet } from "./replica-set";
+import { type ReplicaEntry, ReplicaSet } from "./replica-set";
 import { SnapshotSource } from "./snapshot-source";
 import { TimedJobs } from "./timed-jobs";
 import { type WaitPath, Waiter } from "./waiter";
@@ -766,18 +766,11 @@ export class MasterDO extends DurableObject<Env> {
     id: string,
     stopped: boolean,
   ): Promise<Result<{ id: string; stopped: boolean }>> {
-    try {
-      this.ensureCluster(cluster);
-      this.requireFaults();
-      const entry = this.replicas.get(id);
-      if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+    return this.faultHook(cluster, id, async (entry) => {
       await this.replicaStub(id).setStopped(stopped);
       if (!stopped) entry.relay.retryNow();
-      return ok({ id, stopped });
-    } catch (error) {
-      if (error instanceof ApiError) return fail(error);
-      throw error;
-    }
+      return { id, stopped };
+    });
   }
 
   /** Fault hook: cut or restore the master's link to one replica (no call to it is made). */
@@ -786,17 +779,10 @@ export class MasterDO extends DurableObject<Env> {
     id: string,
     disconnected: boolean,
   ): Promise<Result<{ id: string; disconnected: boolean }>> {
-    try {
-      this.ensureCluster(cluster);
-      this.requireFaults();
-      const entry = this.replicas.get(id);
-      if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+    return this.faultHook(cluster, id, async (entry) => {
       entry.relay.setDisconnected(disconnected);
-      return ok({ id, disconnected });
-    } catch (error) {
-      if (error instanceof ApiError) return fail(error);
-      throw error;
-    }
+      return { id, disconnected };
+    });
   }
 
   async setReplicaDelay(
@@ -804,17 +790,10 @@ export class MasterDO extends DurableObject<Env> {
     id: string,
     ms: number,
   ): Promise<Result<{ id: string; delayMs: number }>> {
-    try {
-      this.ensureCluster(cluster);
-      this.requireFaults();
-      if (this.replicas.get(id) === undefined)
-        throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+    return this.faultHook(cluster, id, async () => {
       await this.replicaStub(id).setFaultDelay(ms);
-      return ok({ id, delayMs: ms });
-    } catch (error) {
-      if (error instanceof ApiError) return fail(error);
-      throw error;
-    }
+      return { id, delayMs: ms };
+    });
   }
 
   // ------------------------------------------------------------ membership
@@ -865,13 +844,24 @@ export class MasterDO extends DurableObject<Env> {
 
   /** Fault hook: make a relay resend from `lsn + 1` (its replica skips what it has). */
   async rewindRelay(cluster: string, id: string, lsn: number): Promise<Result<{ id: string }>> {
+    return this.faultHook(cluster, id, async (entry) => {
+      entry.relay.rewind(lsn);
+      return { id };
+    });
+  }
+
+  /** The shared frame of the replica fault hooks: enabled, replica known, errors as values. */
+  private async faultHook<T>(
+    cluster: string,
+    id: string,
+    act: (entry: ReplicaEntry) => Promise<T>,
+  ): Promise<Result<T>> {
     try {
       this.ensureCluster(cluster);
       this.requireFaults();
       const entry = this.replicas.get(id);
       if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
-      entry.relay.rewind(lsn);
-      return ok({ id });
+      return ok(await act(entry));
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;
