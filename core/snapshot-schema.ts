@@ -63,7 +63,3 @@ export function truncationPoint(input: {
   // The last record always stays: the LSN and the log's byte position are read from it.
   return Math.max(0, Math.min(pinned, input.lsn - 1));
 }
-
-export function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}

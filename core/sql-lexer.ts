@@ -179,3 +179,8 @@ function skipExponent(sql: string, from: number): number {
   const digits = sign === "+" || sign === "-" ? from + 2 : from + 1;
   return isDigit(sql.charCodeAt(digits)) ? skipDigits(sql, digits, isDigit) : from;
 }
+
+/** Quotes an identifier for SQLite, doubling any quote inside it. */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}

@@ -811,7 +811,6 @@ export class MasterDO extends DurableObject<Env> {
       this.store.setMeta("next_replica", String(next + 1));
     });
     this.replicas.add(id, "incoherent", "new", new Relay(id, this.relayHost), Date.now());
-    this.replicas.get(id)?.relay.markNew();
     if (this.lsn > 0) this.requestSnapshot(id);
     else this.replicas.get(id)?.relay.pump();
     return { id, replicas: this.replicas.ids() };

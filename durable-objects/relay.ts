@@ -269,11 +269,6 @@ export class Relay {
     }
   }
 
-  /** A replica just added: its stream starts at 0 with nothing to probe for. */
-  markNew(): void {
-    this.sentLsn = 0;
-  }
-
   /** Fault hook: resend from `lsn + 1`, so the replica skips what it already has. */
   rewind(lsn: number): void {
     if (this.sentLsn === null || this.pulling || this.snapshotting) return;

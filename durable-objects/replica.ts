@@ -20,7 +20,7 @@ import {
   type SnapshotMessage,
   masterObjectName,
 } from "../core/protocol";
-import { quoteIdent } from "../core/snapshot-schema";
+import { quoteIdent } from "../core/sql-lexer";
 import { isReservedName } from "../core/statement-guard";
 import { REPLICA_MIGRATIONS, migrate } from "../migrations";
 import type { MasterDO } from "./master";

@@ -5,12 +5,8 @@
  * copy is exactly the state at one LSN while writes go on; `chunk` pages rows
  * out of the shadows in rowid order; `release` drops them.
  */
-import {
-  type SnapshotTable,
-  planSchema,
-  quoteIdent,
-  type SchemaRow,
-} from "../core/snapshot-schema";
+import { type SchemaRow, type SnapshotTable, planSchema } from "../core/snapshot-schema";
+import { quoteIdent } from "../core/sql-lexer";
 
 export interface SnapshotBegin {
   lsn: number;

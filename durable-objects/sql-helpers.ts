@@ -2,6 +2,7 @@
  * SQL shared by master and replicas: read-only queries and table checksums.
  */
 import { RowHasher } from "../core/checksum";
+import { quoteIdent } from "../core/sql-lexer";
 import { ApiError } from "../core/errors";
 import type { NodeChecksums, SqlValue, TableChecksum } from "../core/protocol";
 import { guardRead, isReservedName } from "../core/statement-guard";
@@ -84,7 +85,7 @@ export function nodeChecksums(sql: SqlStorage, node: string, appliedLsn: number)
   }
   for (const name of userTables(sql)) {
     const hasher = new RowHasher();
-    const quoted = `"${name.replaceAll('"', '""')}"`;
+    const quoted = quoteIdent(name);
     let cursor: Iterable<Record<string, SqlStorageValue>>;
     try {
       cursor = sql.exec(`SELECT * FROM ${quoted} ORDER BY rowid`);

@@ -4,19 +4,18 @@
  * runs the batched ack-check passes, and resolves the held responses. Acks
  * that arrive in one turn of the event loop are checked in one pass.
  */
-import { AckBook, type NodeView, type Outcome, type PassResult } from "../core/ack-book";
+import {
+  AckBook,
+  type NodeView,
+  type Outcome,
+  type PassResult,
+  type WaitingCommit,
+} from "../core/ack-book";
 
 export type WaitPath = "handoff" | "inline" | "replay";
 
-export interface WaitRequest {
-  lsn: number;
-  waitSet: Set<string>;
-  sanctioned: readonly string[];
-  deadline: number;
-  giveUpAt: number;
-  quorum?: number;
-  path: WaitPath;
-}
+/** A commit to hold: the ack book's fields, plus how it got here. */
+export type WaitRequest = Omit<WaitingCommit<unknown>, "token" | "acks"> & { path: WaitPath };
 
 interface Held {
   resolve: (outcome: Outcome) => void;
@@ -66,15 +65,8 @@ export class Waiter {
     return new Promise((resolve) => {
       const held: Held = { resolve, path: request.path, startedAt: this.hooks.now() };
       if (request.path === "handoff") this.handedOffNow++;
-      this.book.add({
-        lsn: request.lsn,
-        waitSet: request.waitSet,
-        sanctioned: request.sanctioned,
-        deadline: request.deadline,
-        giveUpAt: request.giveUpAt,
-        ...(request.quorum === undefined ? {} : { quorum: request.quorum }),
-        token: held,
-      });
+      const { path: _path, ...commit } = request;
+      this.book.add({ ...commit, token: held });
       if (this.book.size > this.peak) this.peak = this.book.size;
       this.pass();
     });

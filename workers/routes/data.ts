@@ -17,6 +17,7 @@ import { checkCluster, masterStub, randomReplicaId, replicaIds, replicaStub } fr
 import { errorResponse, fromBody, toApiError } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { validBody } from "../middleware/json";
+import { quoteIdent } from "../../core/sql-lexer";
 
 export const MAX_STATEMENTS = 1000;
 export const MAX_ROWS = 1000;
@@ -80,10 +81,6 @@ function idempotencyKey(header: string | undefined): string | undefined {
 async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function quoteIdent(name: string): string {
-  return `"${name}"`;
 }
 
 export const data = new Hono<{ Bindings: Env }>();
