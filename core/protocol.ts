@@ -3,6 +3,7 @@
  * replica -> master. Both sides import them from here and nowhere else.
  */
 import type { ErrorBody } from "./errors";
+import type { MessageFaultConfig, MessageFaultKind } from "./message-faults";
 
 /** A bound SQL value as it travels in JSON and in the log. */
 export type SqlValue = string | number | null;
@@ -231,6 +232,11 @@ export interface ClusterStatus {
     truncatedThrough: number;
   };
   replicas: ReplicaStatus[];
+  /** Test-only faults (debug_fault_injection): the message faults set, and faults injected since the master started. */
+  faults: {
+    messages: MessageFaultConfig;
+    injected: Record<MessageFaultKind | "replicaCrash", number>;
+  };
 }
 
 export const REPLICA_ID_PREFIX = "replica-";

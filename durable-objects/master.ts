@@ -39,6 +39,8 @@ import {
   describeTunables,
 } from "../core/tunables";
 import { MASTER_MIGRATIONS, migrate } from "../migrations";
+import type { MessageFaultConfig } from "../core/message-faults";
+import { MessageFaults } from "./fault-link";
 import { MasterMetrics } from "./master-metrics";
 import { MasterStore } from "./master-store";
 import { Relay, type RelayHost, asAck } from "./relay";
@@ -85,6 +87,11 @@ export class MasterDO extends DurableObject<Env> {
     inlineWaits: { off: 0, queueFull: 0, notPlain: 0 },
   };
   private readonly waiter: Waiter;
+  /** Test-only relay message faults (debug_fault_injection), and fault counts. */
+  private readonly faults = new MessageFaults(
+    () => this.tunables.debug_fault_injection,
+    () => this.currentTerm,
+  );
 
   private readonly metrics = new MasterMetrics(() => this.cluster, {
     outstanding: () => this.waiter.outstanding,
@@ -144,6 +151,8 @@ export class MasterDO extends DurableObject<Env> {
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, MASTER_MIGRATIONS);
       this.tunables = this.store.loadTunables();
+      const faults = this.store.getMeta("message_faults");
+      if (faults !== null) this.faults.configure(JSON.parse(faults) as MessageFaultConfig);
       this.writers.setLimit(this.tunables.writer_concurrency);
       this.lsn = this.store.lastLsn();
       this.truncatedThrough = Number(this.store.getMeta("truncated_through") ?? 0);
@@ -219,6 +228,7 @@ export class MasterDO extends DurableObject<Env> {
     },
     onFailure: (id) => this.replicas.onFailure(id, Date.now()),
     newStub: (id) => this.replicaStub(id),
+    append: (id, stub, request) => this.faults.append(id, stub, request),
     scheduleRestart: (id, at) => this.jobs.at(`relay-restart:${id}`, at),
     truncatedThrough: () => this.truncatedThrough,
     requestSnapshot: (id) => this.requestSnapshot(id),
@@ -662,6 +672,7 @@ export class MasterDO extends DurableObject<Env> {
         truncatedThrough: this.truncatedThrough,
       },
       replicas,
+      faults: { messages: this.faults.current, injected: { ...this.faults.injected } },
     };
   }
 
@@ -783,6 +794,36 @@ export class MasterDO extends DurableObject<Env> {
       entry.relay.setDisconnected(disconnected);
       return { id, disconnected };
     });
+  }
+
+  /** Fault hook: crash a replica now, or partway through the next batch it applies. */
+  async crashReplica(
+    cluster: string,
+    id: string,
+    midBatch: boolean,
+  ): Promise<Result<{ id: string; midBatch: boolean }>> {
+    return this.faultHook(cluster, id, async () => {
+      await this.replicaStub(id).crash(midBatch);
+      this.faults.injected.replicaCrash++;
+      return { id, midBatch };
+    });
+  }
+
+  /** Fault hook: drop, delay, duplicate or reorder relay messages (seeded); all 0 heals. */
+  async setMessageFaults(
+    cluster: string,
+    config: MessageFaultConfig,
+  ): Promise<Result<{ messages: MessageFaultConfig }>> {
+    try {
+      this.ensureCluster(cluster);
+      this.requireFaults();
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+    this.store.setMeta("message_faults", JSON.stringify(config));
+    this.faults.configure(config);
+    return ok({ messages: config });
   }
 
   async setReplicaDelay(

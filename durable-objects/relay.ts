@@ -32,6 +32,12 @@ export interface RelayHost {
   onAck(id: string, response: AppendResponse, rttMs: number, carriedRecords: boolean): void;
   onFailure(id: string, error: unknown): void;
   newStub(id: string): DurableObjectStub<ReplicaDO>;
+  /** The one send point: `stub.append(request)`, through the test-only message faults. */
+  append(
+    id: string,
+    stub: DurableObjectStub<ReplicaDO>,
+    request: AppendRequest,
+  ): Promise<AppendResponse>;
   /** Asks the master's scheduler to call `retryNow` at `at` (relay restarts are scheduled jobs). */
   scheduleRestart(id: string, at: number): void;
   /** Log records through this LSN are gone: a replica that needs them gets a snapshot. */
@@ -160,7 +166,7 @@ export class Relay {
       records,
       pull: this.pulling,
     };
-    this.stub.append(request).then(
+    this.host.append(this.id, this.stub, request).then(
       (response) =>
         response.refused === undefined
           ? this.onResponse(generation, response, records.length > 0)

@@ -41,6 +41,8 @@ export class ReplicaDO extends DurableObject<Env> {
   private rebuilding = false;
   /** Fault hook: extra sleep per message on this replica only (a slow node). */
   private faultDelayMs = 0;
+  /** Fault hook: abort partway through the next batch. */
+  private crashMidBatch = false;
   /** The deferred ack waiting to go out, and the highest LSN acked that way. */
   private readyAck: AckRequest | null = null;
   private ackSentLsn = 0;
@@ -189,6 +191,11 @@ export class ReplicaDO extends DurableObject<Env> {
           sql.exec(statement.sql, ...statement.params).toArray();
         }
         applied++;
+        if (this.crashMidBatch && applied * 2 >= records.length) {
+          this.ctx.abort(
+            `crashed mid-batch through the fault route, ${applied} of ${records.length} records applied`,
+          );
+        }
       }
       if (applied > 0) {
         sql.exec(
@@ -328,6 +335,15 @@ export class ReplicaDO extends DurableObject<Env> {
     this.stopped = stopped;
     this.leaseUntil = 0;
     this.setMeta("stopped", stopped ? "1" : "0");
+  }
+
+  /**
+   * Fault hook: crash now, or partway through the next batch it applies (after
+   * half its records, inside the batch's transaction, which is then lost).
+   */
+  async crash(midBatch: boolean): Promise<void> {
+    if (midBatch) this.crashMidBatch = true;
+    else setTimeout(() => this.ctx.abort("crashed through the fault route"), 0);
   }
 
   /** Fault hook: make this replica slow by `ms` per message (0 ends it). */

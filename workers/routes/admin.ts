@@ -50,6 +50,29 @@ admin.get("/:cluster/replicas", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   return c.json({ replicas: await masterStub(c.env, cluster).replicaIds(cluster) });
 });
+const probability = z.number().min(0).max(1).default(0);
+
+/** Test-only relay message faults; `{}` (every probability 0) heals. */
+const messageFaultsSchema = z.strictObject({
+  seed: z.number().int().min(0).max(0xffffffff).default(0),
+  drop: probability,
+  delay: probability,
+  delayMs: z.number().int().min(0).max(10_000).default(50),
+  duplicate: probability,
+  reorder: probability,
+});
+
+admin.post("/:cluster/faults", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const body = await validBody(c, messageFaultsSchema);
+  const result = (await masterStub(c.env, cluster).setMessageFaults(
+    cluster,
+    body,
+  )) as Result<unknown>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
+});
+
 
 admin.post("/:cluster/replicas", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
@@ -86,6 +109,23 @@ admin.post("/:cluster/replicas/:id/rewind", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const id = c.req.param("id");
   const body = await validBody(c, z.strictObject({ lsn: z.number().int().min(0) }));
+admin.post("/:cluster/replicas/:id/crash", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  if (!/^replica-[0-9]{1,4}$/.test(id))
+    throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
+  // The body is optional: no body crashes the replica at once.
+  const schema = z.strictObject({ midBatch: z.boolean().default(false) });
+  const body = (await c.req.text()).trim() === "" ? schema.parse({}) : await validBody(c, schema);
+  const result = (await masterStub(c.env, cluster).crashReplica(
+    cluster,
+    id,
+    body.midBatch,
+  )) as Result<unknown>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value, 202);
+});
+
   const result = (await masterStub(c.env, cluster).rewindRelay(
     cluster,
     id,

@@ -1,0 +1,144 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { replicaObjectName } from "../core/protocol";
+import type { ReplicaDO } from "../durable-objects/replica";
+import {
+  call,
+  exec,
+  freshCluster,
+  patchTunables,
+  query,
+  status,
+  verify,
+  waitUntil,
+} from "./helpers";
+
+type FaultStatus = {
+  messages: Record<string, number>;
+  injected: Record<string, number>;
+};
+
+async function setup(prefix: string, tunables: Record<string, unknown> = {}) {
+  const c = freshCluster(prefix);
+  const ddl = await exec(c, [{ sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)" }]);
+  expect(ddl.status).toBe(200);
+  if (Object.keys(tunables).length > 0) {
+    const res = await patchTunables(c, tunables);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  }
+  return c;
+}
+
+const faults = async (c: string) =>
+  ((await status(c)).body as unknown as { faults: FaultStatus }).faults;
+
+const allCoherent = async (c: string) => {
+  const s = await status(c);
+  return s.body.replicas.every((r) => r.state === "coherent" && r.ackedLsn === s.body.master.lsn);
+};
+
+describe("fault routes, refused unless debug_fault_injection is on", () => {
+  it("answers the message-fault and replica-crash routes with 403 FORBIDDEN while it is off", async () => {
+    const c = await setup("faultsoff");
+    const set = await call("POST", `/admin/clusters/${c}/faults`, { body: { drop: 0.5 } });
+    expect(set.status).toBe(403);
+    expect((set.body.error as { code: string }).code).toBe("FORBIDDEN");
+    const crash = await call("POST", `/admin/clusters/${c}/replicas/replica-1/crash`);
+    expect(crash.status).toBe(403);
+    expect((await faults(c)).messages.drop).toBe(0);
+  });
+
+  it("validates the message-fault settings: probabilities 0..1, known fields only", async () => {
+    const c = await setup("faultsbad", { debug_fault_injection: true });
+    for (const body of [{ drop: 1.5 }, { delay: -0.1 }, { delayMs: 20_000 }, { jitter: 1 }]) {
+      const res = await call("POST", `/admin/clusters/${c}/faults`, { body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect((res.body.error as { code: string }).code).toBe("BAD_REQUEST");
+    }
+    const crash = await call("POST", `/admin/clusters/${c}/replicas/replica-9/crash`);
+    expect(crash.status).toBe(404);
+  });
+});
+
+describe("replica crash, 4 replicas", () => {
+  it("a replica crashed partway through a batch loses that batch's transaction, restarts and catches up", async () => {
+    const c = await setup("midbatch", { debug_fault_injection: true });
+    const armed = await call("POST", `/admin/clusters/${c}/replicas/replica-2/crash`, {
+      body: { midBatch: true },
+    });
+    expect(armed.status, JSON.stringify(armed.body)).toBe(202);
+    // A fresh stub per look: a stub to an object that crashed stays broken.
+    const ns = env.REPLICA as unknown as DurableObjectNamespace<ReplicaDO>;
+    const isArmed = () =>
+      runInDurableObject(ns.get(ns.idFromName(replicaObjectName(c, "replica-2"))), (instance) =>
+        Reflect.get(instance as unknown as object, "crashMidBatch"),
+      );
+    expect(await isArmed()).toBe(true);
+    // Several records in flight at once, so the batch that crashes carries more than one.
+    const writes = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`w${i}`] }], `midbatch-${i}`),
+      ),
+    );
+    expect(writes.map((w) => w.status)).toEqual(writes.map(() => 200));
+    await waitUntil("every replica coherent and caught up", () => allCoherent(c));
+    // The flag lives only in memory: it is gone because the object restarted.
+    expect(await isArmed()).toBe(false);
+    const v = await verify(c);
+    expect(v.body.mismatches).toEqual([]);
+    expect(v.body.agree).toBe(true);
+    const read = await query(c, "SELECT COUNT(*) AS n FROM t", {
+      replica: "replica-2",
+      consistency: "any",
+    });
+    expect(read.body.rows).toEqual([{ n: 12 }]);
+    expect((await faults(c)).injected.replicaCrash).toBe(1);
+  });
+
+  it("a replica crashed at once comes back and converges", async () => {
+    const c = await setup("crashnow", { debug_fault_injection: true });
+    const crash = await call("POST", `/admin/clusters/${c}/replicas/replica-3/crash`);
+    expect(crash.status, JSON.stringify(crash.body)).toBe(202);
+    for (let i = 0; i < 5; i++) {
+      expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('x')" }])).status).toBe(200);
+    }
+    await waitUntil("every replica coherent and caught up", () => allCoherent(c));
+    expect((await verify(c)).body.agree).toBe(true);
+  });
+});
+
+describe("relay message faults, 4 replicas", () => {
+  it("with messages dropped, delayed, duplicated and reordered, every write is acked once and the replicas converge", async () => {
+    const c = await setup("msgfaults", {
+      debug_fault_injection: true,
+      rep_timeout_ms: 300,
+      coherency_lease_ms: 200,
+      coherency_rejoin_penalty_ms: 0,
+    });
+    const set = await call("POST", `/admin/clusters/${c}/faults`, {
+      body: { seed: 11, drop: 0.15, delay: 0.2, delayMs: 30, duplicate: 0.2, reorder: 0.2 },
+    });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    for (let round = 0; round < 8; round++) {
+      const writes = await Promise.all(
+        Array.from({ length: 5 }, (_, i) =>
+          exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`r${round}-${i}`] }]),
+        ),
+      );
+      expect(writes.map((w) => w.status)).toEqual([200, 200, 200, 200, 200]);
+    }
+    const during = await faults(c);
+    expect(during.messages).toMatchObject({ seed: 11, drop: 0.15, delayMs: 30 });
+    for (const kind of ["drop", "delay", "duplicate", "reorder"]) {
+      expect(during.injected[kind], kind).toBeGreaterThan(0);
+    }
+    // Healing: `{}` sets every probability to 0.
+    expect((await call("POST", `/admin/clusters/${c}/faults`, { body: {} })).status).toBe(200);
+    await waitUntil("every replica coherent and caught up", () => allCoherent(c));
+    const v = await verify(c);
+    expect(v.body.mismatches).toEqual([]);
+    const rows = await query(c, "SELECT COUNT(*) AS n FROM t");
+    expect(rows.body.rows).toEqual([{ n: 40 }]);
+  });
+});
