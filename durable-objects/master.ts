@@ -267,7 +267,7 @@ export class MasterDO extends DurableObject<Env> {
   /** Snapshots the wait set and sanctioned set now, and holds the commit in the waiter. */
   private waitFor(lsn: number, path: WaitPath): Promise<Outcome> {
     const now = Date.now();
-    const waitSet = this.replicas.coherentIds();
+    const waitSet = this.replicas.waitSetIds(now);
     const quorum =
       this.tunables.sync_mode === "quorum"
         ? Math.min(this.tunables.sync_quorum, waitSet.size)

@@ -103,10 +103,18 @@ export class ReplicaSet {
     return [...this.entries.keys()];
   }
 
-  /** The coherent replicas now: a new commit's wait set. */
-  coherentIds(): Set<string> {
+  /**
+   * A new commit's wait set: the coherent replicas, and every other replica
+   * whose last lease has not expired yet (marked incoherent or removed a moment
+   * ago). Such a replica may still serve a strong read, so a commit must not be
+   * answered without it until it acks or its lease runs out (the ack book drops
+   * it then), however recently the commit began.
+   */
+  waitSetIds(now: number): Set<string> {
     const out = new Set<string>();
-    for (const entry of this.entries.values()) if (entry.state === "coherent") out.add(entry.id);
+    for (const entry of [...this.entries.values(), ...this.departed.values()]) {
+      if (entry.state === "coherent" || now < entry.leaseGrantedUntil) out.add(entry.id);
+    }
     return out;
   }
 
