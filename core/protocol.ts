@@ -198,6 +198,10 @@ export interface ReplicaStatus {
   skipped: number;
   /** Heartbeats the relay sent it (since the master started). */
   heartbeats: number;
+  /** Append calls made to this replica (batches, heartbeats, ack fetches). */
+  calls: number;
+  /** Deferred acks it sent as calls of their own (debug_ack_delay_ms, nothing to ride on). */
+  ackCalls: number;
 }
 
 export interface ClusterStatus {

@@ -40,6 +40,8 @@ export interface RelayHost {
   ): Promise<AppendResponse>;
   /** Asks the master's scheduler to call `retryNow` at `at` (relay restarts are scheduled jobs). */
   scheduleRestart(id: string, at: number): void;
+  /** Asks the master's scheduler to call `pump` at `at`, when a deferred ack falls due. */
+  scheduleCollect(id: string, at: number): void;
   /** Log records through this LSN are gone: a replica that needs them gets a snapshot. */
   truncatedThrough(): number;
   requestSnapshot(id: string): void;
@@ -58,6 +60,10 @@ export function asAck(ack: AckRequest): AppendResponse {
   };
 }
 const MIN_BACKOFF_MS = 20;
+/** Unacked batches allowed, in windows, when acks are deferred and some fall due late. */
+const MAX_UNACKED_WINDOWS = 2;
+/** Least spacing of the empty messages that fetch due acks. */
+const MIN_COLLECT_GAP_MS = 5;
 const MAX_BACKOFF_MS = 2_000;
 
 export class Relay {
@@ -85,6 +91,10 @@ export class Relay {
   /** Records the replica reported skipping (it had them already), and heartbeats sent. */
   skipped = 0;
   heartbeats = 0;
+  /** Append calls made (batches, heartbeats and ack fetches): what replication costs in calls. */
+  calls = 0;
+  /** Deferred acks the replica had to send as calls of its own (no message to ride on). */
+  ackCalls = 0;
   /** Pull requests this replica made (catch-up batches served by the master). */
   pullBatches = 0;
   /** While the master streams a snapshot to this replica: no records, heartbeats only. */
@@ -118,12 +128,14 @@ export class Relay {
       return;
     }
     const window = this.host.window();
-    // The window counts batches not yet acked, not calls not yet answered: with
-    // deferred acks the calls return at once, and records would trickle out one
-    // commit per call instead of accumulating into batches.
+    const now = this.host.now();
+    // The window counts batches whose ack is still travelling, not calls not yet
+    // answered: with deferred acks the calls return at once, and records would
+    // trickle out one commit per call instead of accumulating into batches.
     while (
       this.inFlight < window &&
-      this.lag.size < window &&
+      this.awaitingAcks(now) < window &&
+      this.lag.size < window * MAX_UNACKED_WINDOWS &&
       this.sentLsn < this.host.masterLsn()
     ) {
       const records = this.host.readLog(
@@ -134,6 +146,36 @@ export class Relay {
       if (records.length === 0) break;
       this.send(records);
     }
+    this.collectDueAcks(now);
+  }
+
+  /**
+   * Batches whose ack has not had time to come back. With debug_ack_delay_ms a
+   * replica answers at once and holds the ack for the delay, handing it over
+   * with the next message it receives. A real link of that latency would free a
+   * window slot when the call returned, after the delay; here the slot frees
+   * when the ack falls due, and the next batch picks the ack up on its reply:
+   * one call per batch, as on the real link, instead of a batch call plus an
+   * ack call.
+   */
+  private awaitingAcks(now: number): number {
+    const delay = this.host.settings().ackDelayMs;
+    return delay > 0 ? this.lag.sentAfter(now - delay) : this.lag.size;
+  }
+
+  /**
+   * With deferred acks and nothing to send, the relay fetches a due ack with an
+   * empty message (a commit waits on it). The replica sends it on its own only
+   * if no message comes for a while after it fell due.
+   */
+  private collectDueAcks(now: number): void {
+    const delay = this.host.settings().ackDelayMs;
+    const oldest = this.lag.oldestSentAt();
+    // A call still out brings due acks back with its reply, which pumps again.
+    if (delay === 0 || oldest === null || this.inFlight > 0) return;
+    const collectAt = Math.max(oldest + delay, this.lastSentAt + MIN_COLLECT_GAP_MS);
+    if (now < collectAt) this.host.scheduleCollect(this.id, collectAt);
+    else this.send([]);
   }
 
   /** Sends a heartbeat if nothing went out for heartbeat_ms and the window has room. */
@@ -154,6 +196,7 @@ export class Relay {
       this.lag.sent(last.lsn, sentAt);
     }
     this.inFlight++;
+    this.calls++;
     this.lastSentAt = sentAt;
     const request: AppendRequest = {
       cluster: this.host.cluster,
@@ -209,6 +252,7 @@ export class Relay {
 
   /** A deferred ack (debug_ack_delay_ms) arrived as its own call. */
   receiveAck(response: AppendResponse): void {
+    this.ackCalls++;
     const now = this.host.now();
     this.lastHeardAt = now;
     this.takeAck(response, true, now);

@@ -269,6 +269,8 @@ export class ReplicaSet {
       rebuilding: entry.relay.snapshotting,
       skipped: entry.relay.skipped,
       heartbeats: entry.relay.heartbeats,
+      calls: entry.relay.calls,
+      ackCalls: entry.relay.ackCalls,
       snapshots: entry.relay.snapshots,
       idleMs: entry.relay.lastSentAt === 0 ? 0 : Math.max(0, now - entry.relay.lastSentAt),
     }));

@@ -28,14 +28,18 @@ import { SNAPSHOT_ROWID_COLUMN } from "./snapshot-source";
 import { nodeChecksums, runQuery } from "./sql-helpers";
 
 const PULL_BATCH_RECORDS = 1000;
+/** How long a due ack waits for a message to ride on before it goes out as its own call. */
+const OWN_ACK_GRACE_MS = 20;
 
 export class ReplicaDO extends DurableObject<Env> {
   private appliedLsn = 0;
   private identity = "";
   private stopped = false;
   private leaseUntil = 0;
-  // Acks that fall due ride on the next reply; only an idle replica sends one on its own.
-  private readonly ackDelays = new DueQueue(undefined, () => this.flushAck());
+  // Acks that fall due ride on the next reply; only a replica that hears nothing for
+  // OWN_ACK_GRACE_MS after an ack fell due sends it on its own.
+  private readonly ackDelays = new DueQueue(undefined, () => this.flushAckSoon());
+  private ownAckTimer: ReturnType<typeof setTimeout> | null = null;
   private pulling = false;
   /** Set while a snapshot is being installed: no applies, no reads. */
   private rebuilding = false;
@@ -43,8 +47,9 @@ export class ReplicaDO extends DurableObject<Env> {
   private faultDelayMs = 0;
   /** Fault hook: abort partway through the next batch. */
   private crashMidBatch = false;
-  /** The deferred ack waiting to go out, and the highest LSN acked that way. */
+  /** The deferred ack waiting to go out (and since when), and the highest LSN acked that way. */
   private readyAck: AckRequest | null = null;
+  private readyAckSince = 0;
   private ackSentLsn = 0;
   private masterForAcks: DurableObjectStub<MasterDO> | null = null;
 
@@ -121,6 +126,7 @@ export class ReplicaDO extends DurableObject<Env> {
         echoSentAt: request.sentAt,
         ackDelayedMs: held,
       };
+      this.readyAckSince = performance.now();
     });
   }
 
@@ -130,10 +136,25 @@ export class ReplicaDO extends DurableObject<Env> {
     this.readyAck = null;
     if (ack === null || ack.appliedLsn <= this.ackSentLsn) return undefined;
     this.ackSentLsn = ack.appliedLsn;
-    return ack;
+    // The effective delay runs until the ack leaves, not until it fell due.
+    return { ...ack, ackDelayedMs: ack.ackDelayedMs + (performance.now() - this.readyAckSince) };
   }
 
-  /** No reply to ride on (the replica is idle): the due ack goes out as its own call. */
+  /**
+   * An ack fell due with no message to ride on. The master's relay fetches due
+   * acks itself (with its next batch, or an empty message), so the replica
+   * waits a grace period before sending one on its own: two calls per batch
+   * would double the cost of the delayed path.
+   */
+  private flushAckSoon(): void {
+    if (this.ownAckTimer !== null) return;
+    this.ownAckTimer = setTimeout(() => {
+      this.ownAckTimer = null;
+      this.flushAck();
+    }, OWN_ACK_GRACE_MS);
+  }
+
+  /** No reply to ride on: the due ack goes out as its own call. */
   private flushAck(): void {
     if (this.stopped) return;
     const ack = this.takeReadyAck();

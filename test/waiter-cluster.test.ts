@@ -234,3 +234,40 @@ describe("4 replicas, slow-replica rule", () => {
     expect((await delay(0)).status).toBe(200);
   });
 });
+
+describe("debug_ack_delay_ms under steady load, 4 replicas", () => {
+  it("holds every ack for the delay, and the acks ride back on the relays' messages", async () => {
+    const c = await setup("ackride", { debug_ack_delay_ms: 100 });
+    // The first message after the change carries it; give the relays a heartbeat.
+    await new Promise((r) => setTimeout(r, 400));
+    interface Row {
+      ackRttCount: number;
+      ackDelayTotalMs: number;
+      ackCalls: number;
+      calls: number;
+    }
+    const replicas = async () => (await status(c)).body.replicas as unknown as Row[];
+    const before = await replicas();
+    const latencies: number[] = [];
+    const until = Date.now() + 1_500;
+    const client = async (n: number) => {
+      for (let i = 0; Date.now() < until; i++) {
+        const started = Date.now();
+        const w = await exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`c${n}-${i}`] }]);
+        expect(w.status).toBe(200);
+        latencies.push(Date.now() - started);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, (_, n) => client(n)));
+    const after = await replicas();
+    const delta = (k: keyof Row) =>
+      after.reduce((sum, r) => sum + r[k], 0) - before.reduce((sum, r) => sum + r[k], 0);
+    // Every commit waited for the delayed acks.
+    expect(Math.min(...latencies)).toBeGreaterThanOrEqual(95);
+    expect(delta("ackDelayTotalMs") / delta("ackRttCount")).toBeGreaterThanOrEqual(99);
+    // A due ack goes back with the next message to its replica (a batch, or an
+    // empty one sent to fetch it), not as a call of its own: one call per batch.
+    expect(delta("ackRttCount")).toBeGreaterThan(20);
+    expect(delta("ackCalls")).toBeLessThan(delta("ackRttCount") * 0.1);
+  });
+});
