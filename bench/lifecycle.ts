@@ -5,6 +5,7 @@
  *   catchup:   a replica stopped for --down seconds under full load, then
  *              restarted: seconds until it is coherent again, with
  *              logput_window_bytes at its default and at 0 (off), side by side.
+ *              (`npm run bench` runs this as seed experiment 7.)
  *   retention: --inserts inserts with one replica down for most of them: the log
  *              table's rows and bytes then, and after the replica caught up.
  *
@@ -12,7 +13,11 @@
  *                           [--window BYTES (logput_window_bytes for the first catch-up run)]
  */
 import { parseArgs } from "node:util";
-import { startDevServer } from "../test/e2e/dev-server.ts";
+import { measureCatchup } from "./suite/catchup.ts";
+import { ClusterClient, sleep } from "./suite/cluster.ts";
+import { startHttpLoad } from "./suite/http-driver.ts";
+import { nextTag } from "./suite/measure.ts";
+import { startBenchServer } from "./suite/server.ts";
 
 const { values } = parseArgs({
   options: {
@@ -27,159 +32,52 @@ const downSeconds = Number(values.down);
 const insertsWanted = Number(values.inserts);
 const clients = Number(values.clients);
 
-const server = await startDevServer("wrangler.toml");
-const admin = { authorization: "Bearer dev-admin-token", "content-type": "application/json" };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const server = await startBenchServer();
 const log = (text: string) => process.stderr.write(`${text}\n`);
 
-interface Status {
-  master: { lsn: number; logRows: number; logBytes: number; truncatedThrough: number };
-  replicas: {
-    id: string;
-    state: string;
-    ackedLsn: number;
-    bytesBehind: number;
-    pullBatches: number;
-    snapshots: number;
-  }[];
-}
-
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: admin,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
-  return JSON.parse(text) as T;
-}
-
-// Through an in-runtime object: see BenchDriver.admin for why.
-const status = (c: string) => call<Status>("GET", `/admin/clusters/${c}/status`);
-// The link is cut on the master's side (as a network partition would): a call from
-// the master into a replica busy with a full load waits locally until the load ends.
-const setStopped = (c: string, id: string, stop: boolean) =>
-  call("POST", `/admin/clusters/${c}/replicas/${id}/${stop ? "disconnect" : "connect"}`);
-const replica = async (c: string, id: string) => {
-  const s = await status(c);
-  const r = s.replicas.find((x) => x.id === id);
-  if (r === undefined) throw new Error(`no ${id}`);
-  return { s, r };
-};
-
-/** 64 clients, each inserting single rows into its own table, until stopped. */
-function startLoad(cluster: string): { stop: () => Promise<{ inserts: number; errors: number }> } {
-  let running = true;
-  let inserts = 0;
-  let errors = 0;
-  const data = { authorization: "Bearer dev-data-token", "content-type": "application/json" };
-  const client = async (i: number) => {
-    const table = `load_${i}`;
-    await fetch(`${server.url}/v1/clusters/${cluster}/exec`, {
-      method: "POST",
-      headers: data,
-      body: JSON.stringify({
-        statements: [
-          { sql: `CREATE TABLE IF NOT EXISTS ${table} (id INTEGER PRIMARY KEY, v INTEGER)` },
-        ],
-      }),
-    });
-    for (let n = 0; running; n++) {
-      try {
-        const response = await fetch(`${server.url}/v1/clusters/${cluster}/tables/${table}/rows`, {
-          method: "POST",
-          headers: { ...data, "idempotency-key": `${table}-${n}` },
-          body: JSON.stringify({ rows: [{ v: n }] }),
-        });
-        await response.text();
-        if (response.ok) inserts++;
-        else errors++;
-      } catch {
-        errors++;
-      }
-    }
-  };
-  const all = Promise.all(Array.from({ length: clients }, (_, i) => client(i)));
-  return {
-    async stop() {
-      running = false;
-      await all;
-      return { inserts, errors };
-    },
-  };
+async function faultCluster(prefix: string): Promise<ClusterClient> {
+  const cluster = new ClusterClient(server.url, `${prefix}-${Date.now().toString(36)}`);
+  await cluster.patchTunables({ debug_fault_injection: true });
+  return cluster;
 }
 
 async function catchup(windowBytes: number | null): Promise<Record<string, unknown>> {
-  const cluster = `catchup-${Date.now().toString(36)}`;
-  await call("PATCH", `/admin/clusters/${cluster}/tunables`, {
-    debug_fault_injection: true,
-    ...(windowBytes === null ? {} : { logput_window_bytes: windowBytes }),
-  });
+  const cluster = await faultCluster("catchup");
   const label =
     windowBytes === null ? "logput_window_bytes default" : `logput_window_bytes ${windowBytes}`;
   log(`catchup, ${label}: load for 10 s, replica-2 down ${downSeconds} s`);
-  const load = startLoad(cluster);
-  await sleep(10_000);
-  await setStopped(cluster, "replica-2", true);
-  const downAt = Date.now();
-  while (Date.now() - downAt < downSeconds * 1000) {
-    await sleep(5_000);
-    const { s } = await replica(cluster, "replica-2");
-    log(`  down ${Math.round((Date.now() - downAt) / 1000)} s, master LSN ${s.master.lsn}`);
-  }
-  const before = await replica(cluster, "replica-2");
-  await setStopped(cluster, "replica-2", false);
-  const startedAt = Date.now();
-  let coherentAfter: number | null = null;
-  let last = before;
-  while (Date.now() - startedAt < 600_000) {
-    await sleep(250);
-    last = await replica(cluster, "replica-2");
-    if (last.r.state === "coherent") {
-      coherentAfter = (Date.now() - startedAt) / 1000;
-      break;
-    }
-    if ((Date.now() - startedAt) % 5000 < 260) {
-      log(
-        `  restarted ${Math.round((Date.now() - startedAt) / 1000)} s ago, ${last.r.bytesBehind} bytes behind`,
-      );
-    }
-  }
-  const lsnAtEnd = last.s.master.lsn;
-  const counts = await load.stop();
-  const result = {
-    setting: label,
+  const result = await measureCatchup({
+    url: server.url,
+    cluster,
+    clients,
+    loadSeconds: 10,
     downSeconds,
-    lsnAtRestart: before.s.master.lsn,
-    behindAtRestartRecords: before.s.master.lsn - before.r.ackedLsn,
-    behindAtRestartBytes: before.r.bytesBehind,
-    coherentAfterSeconds: coherentAfter,
-    insertsPerSecondDuringCatchup:
-      coherentAfter === null ? null : Math.round((lsnAtEnd - before.s.master.lsn) / coherentAfter),
-    pullBatches: last.r.pullBatches,
-    snapshots: last.r.snapshots,
-    failedRequests: counts.errors,
-  };
+    windowBytes,
+    replica: "replica-2",
+    tag: nextTag(),
+    log,
+  });
   log(`  ${JSON.stringify(result)}`);
-  return result;
+  return { setting: label, ...result };
 }
 
 async function retention(): Promise<Record<string, unknown>> {
-  const cluster = `retention-${Date.now().toString(36)}`;
-  await call("PATCH", `/admin/clusters/${cluster}/tunables`, { debug_fault_injection: true });
-  const tunables = await call<Record<string, { value: number }>>(
-    "GET",
-    `/admin/clusters/${cluster}/tunables`,
-  );
+  const cluster = await faultCluster("retention");
+  const tunables = await cluster.tunables();
+  const replica = async () => {
+    const s = await cluster.status();
+    const r = s.replicas.find((x) => x.id === "replica-2");
+    if (r === undefined) throw new Error("no replica-2");
+    return { s, r };
+  };
   log(`retention: ${insertsWanted} inserts, replica-2 down after the first 5%`);
-  const load = startLoad(cluster);
+  const load = startHttpLoad(server.url, cluster.name, clients, nextTag());
   let stopped = false;
   for (;;) {
     await sleep(2_000);
-    const { s } = await replica(cluster, "replica-2");
+    const { s } = await replica();
     if (!stopped && s.master.lsn >= insertsWanted * 0.05) {
-      await setStopped(cluster, "replica-2", true);
+      await cluster.setDisconnected("replica-2", true);
       stopped = true;
     }
     log(
@@ -189,18 +87,15 @@ async function retention(): Promise<Record<string, unknown>> {
   }
   await load.stop();
   await sleep(3_000); // one truncation step more
-  const down = await replica(cluster, "replica-2");
-  await setStopped(cluster, "replica-2", false);
+  const down = await replica();
+  await cluster.setDisconnected("replica-2", false);
   const startedAt = Date.now();
+  const retain = Number(tunables.log_retain_records?.value ?? 0);
   let after = down;
   for (;;) {
     await sleep(500);
-    after = await replica(cluster, "replica-2");
-    if (
-      after.r.state === "coherent" &&
-      after.s.master.logRows <= (tunables.log_retain_records?.value ?? 0) + 1
-    )
-      break;
+    after = await replica();
+    if (after.r.state === "coherent" && after.s.master.logRows <= retain + 1) break;
     if (Date.now() - startedAt > 600_000) break;
   }
   const result = {

@@ -6,11 +6,13 @@
  *   C. no delay, 64 clients: on / off (>= 1.3x)
  * On and off runs alternate, so machine drift cancels; every row shows the
  * effective ack delay the master measured (mean batch round trip).
+ * `npm run bench` checks the same targets as part of the seed's experiments.
  *
  *   node bench/waiter.ts [--seconds 8] [--warmup 2] [--repeats 2] [--delay 100] [--window N]
  */
 import { parseArgs } from "node:util";
-import { startDevServer } from "../test/e2e/dev-server.ts";
+import { startBenchServer } from "./suite/server.ts";
+import { median } from "./suite/stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -46,7 +48,7 @@ interface Run {
   skippedEarlyStop: number;
 }
 
-const server = await startDevServer("wrangler.bench.toml");
+const server = await startBenchServer();
 const admin = { authorization: "Bearer dev-admin-token", "content-type": "application/json" };
 let runNumber = 0;
 
@@ -151,12 +153,6 @@ function passCost(before: StatusBody, after: StatusBody) {
     skippedEarlyStop: d("skippedEarlyStop"),
   };
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
-};
 
 const runs: Run[] = [];
 try {

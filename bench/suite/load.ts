@@ -15,6 +15,8 @@ export interface LoadRequest {
   warmupSeconds: number;
   /** Distinguishes the tables of successive runs on one cluster. */
   tag: string;
+  /** Data token for the HTTP driver (default: the development token). */
+  token?: string;
 }
 
 export interface LoadResult {

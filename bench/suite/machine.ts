@@ -1,0 +1,64 @@
+/** The machine and code a run measured, read at run time for the report. */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { cpus, release, totalmem } from "node:os";
+
+export interface Machine {
+  cpu: string;
+  cores: number;
+  memoryGiB: number;
+  os: string;
+  node: string;
+  wrangler: string;
+  workerd: string;
+  /** The commit measured, and the files that differed from it in the working tree. */
+  commit: string;
+  changedFiles: number;
+}
+
+function packageVersion(name: string): string {
+  try {
+    const pkg = JSON.parse(readFileSync(`node_modules/${name}/package.json`, "utf8")) as {
+      version?: string;
+    };
+    return pkg.version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+function git(args: string[]): string {
+  try {
+    return execFileSync("git", args, {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+  } catch {
+    return "";
+  }
+}
+
+export function readMachine(): Machine {
+  const list = cpus();
+  return {
+    cpu: list[0]?.model.trim() ?? "unknown",
+    cores: list.length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    os: `${process.platform} ${release()}`,
+    node: process.version,
+    wrangler: packageVersion("wrangler"),
+    workerd: packageVersion("workerd"),
+    commit: git(["rev-parse", "--short", "HEAD"]) || "unknown",
+    changedFiles: git(["status", "--porcelain", "--untracked-files=no"])
+      .split("\n")
+      .filter((line) => line.length > 0).length,
+  };
+}
+
+export function describeMachine(m: Machine): string {
+  const code =
+    m.changedFiles === 0
+      ? `commit ${m.commit}`
+      : `commit ${m.commit} with ${m.changedFiles} tracked file(s) changed in the working tree`;
+  return `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}; Node ${m.node}, wrangler ${m.wrangler}, workerd ${m.workerd}; ${code}`;
+}

@@ -1,0 +1,64 @@
+/**
+ * Starts the bench Worker locally for a whole benchmark run. The code is
+ * bundled once into a temporary directory and `wrangler dev` serves that
+ * bundle: it watches only its own entry point, so edits to the source tree
+ * during a long run neither restart the Worker mid-point nor change the code
+ * being measured.
+ */
+import { execFileSync } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type DevServer, startDevServer } from "../../test/e2e/dev-server.ts";
+
+export const BENCH_CONFIG = "wrangler.bench.toml";
+
+/** The bench configuration pointed at a prebuilt bundle (top-level keys precede any table). */
+export function bundledConfig(config: string, bundle: string): string {
+  const lines = config.split("\n");
+  const main = lines.findIndex((line) => /^main\s*=/.test(line));
+  if (main < 0) throw new Error(`${BENCH_CONFIG} has no main`);
+  lines.splice(main, 1, `main = ${JSON.stringify(bundle)}`, "no_bundle = true");
+  return lines.join("\n");
+}
+
+export async function startBenchServer(): Promise<DevServer> {
+  const dir = mkdtempSync(join(tmpdir(), "dosql-bench-"));
+  try {
+    execFileSync(
+      "npx",
+      [
+        "wrangler",
+        "deploy",
+        "--dry-run",
+        "--config",
+        BENCH_CONFIG,
+        "--outdir",
+        join(dir, "bundle"),
+      ],
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } },
+    );
+    const config = join(dir, "wrangler.toml");
+    writeFileSync(config, bundledConfig(readFileSync(BENCH_CONFIG, "utf8"), "bundle/worker.js"));
+    // The development tokens are read from beside the configuration.
+    if (existsSync(".dev.vars")) copyFileSync(".dev.vars", join(dir, ".dev.vars"));
+    const server = await startDevServer(config);
+    return {
+      ...server,
+      async stop() {
+        await server.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
