@@ -32,6 +32,10 @@ export interface Token {
 const MULTI_CHAR_PUNCT = ["->>", "||", "<=", ">=", "<>", "!=", "==", "<<", ">>", "->"];
 
 export function tokenize(sql: string): Token[] {
+  // SQLite stops reading at a NUL, so the text past it would be read by the guard
+  // alone; the runtime then fails on what SQLite left ("did not contain a statement").
+  const nul = sql.indexOf("\0");
+  if (nul >= 0) throw invalid(`SQL text contains a NUL character at offset ${nul}`);
   const tokens: Token[] = [];
   let pos = skipSpaceAndComments(sql, 0);
   while (pos < sql.length) {

@@ -234,10 +234,16 @@ const SQLITE_FUNCTIONS = words(
     "sqlite_compileoption_used sqlite_compileoption_get",
 );
 
-/** Words after which SQLite reads a 'string' as a table or column name. */
+/**
+ * Words after which SQLite reads a 'string' as a table or column name. `IN` is
+ * there for `x IN 'table'`, which reads the table's rows; `ADD` for ALTER TABLE.
+ */
 const NAME_AFTER = words(
-  "FROM JOIN INTO TABLE UPDATE INDEX VIEW TRIGGER EXISTS REFERENCES TO COLUMN ON",
+  "FROM JOIN INTO TABLE UPDATE INDEX VIEW TRIGGER EXISTS REFERENCES TO COLUMN ON IN ADD",
 );
+
+/** `UPDATE OR IGNORE 'table'`: the name follows the conflict clause. */
+const CONFLICT_ACTIONS = words("ROLLBACK ABORT REPLACE FAIL IGNORE");
 
 /** Clauses that end a FROM list at their nesting depth. */
 const FROM_LIST_END = words(
@@ -249,20 +255,35 @@ function startsFromList(tokens: readonly Token[], i: number): boolean {
   return upper(tokens[i]) === "FROM" && upper(tokens[i - 1]) !== "DISTINCT";
 }
 
-/** Indexes of the commas that separate the tables of a FROM list (`FROM a, b`). */
-function fromListCommas(tokens: readonly Token[]): Set<number> {
-  const commas = new Set<number>();
+/**
+ * Indexes of the tokens where a FROM list may name a table: after FROM, after
+ * JOIN, after a comma between tables (`FROM a, b`), and first inside a
+ * parenthesised table list, which SQLite also accepts (`FROM (a, b)`).
+ */
+function tableSlots(tokens: readonly Token[]): Set<number> {
+  const slots = new Set<number>();
   const inFrom: boolean[] = [false];
   tokens.forEach((token, i) => {
     const top = inFrom.length - 1;
     const word = upper(token);
-    if (isPunct(token, "(")) inFrom.push(false);
-    else if (isPunct(token, ")") && top > 0) inFrom.pop();
-    else if (startsFromList(tokens, i)) inFrom[top] = true;
+    if (isPunct(token, "(")) {
+      // `FROM (a, b)` is a list of tables; `FROM (SELECT ...)` turns it off at SELECT.
+      const tableList = slots.has(i);
+      inFrom.push(tableList);
+      if (tableList) slots.add(i + 1);
+    } else if (isPunct(token, ")") && top > 0) inFrom.pop();
+    else if (startsFromList(tokens, i)) {
+      inFrom[top] = true;
+      slots.add(i + 1);
+    } else if (word === "JOIN") slots.add(i + 1);
     else if (word !== undefined && FROM_LIST_END.has(word)) inFrom[top] = false;
-    else if (isPunct(token, ",") && inFrom[top] === true) commas.add(i);
+    else if (isPunct(token, ",") && inFrom[top] === true) slots.add(i + 1);
   });
-  return commas;
+  return slots;
+}
+
+function isCreateVirtualTable(tokens: readonly Token[]): boolean {
+  return upper(tokens[0]) === "CREATE" && upper(tokens[1]) === "VIRTUAL";
 }
 
 /**
@@ -270,16 +291,23 @@ function fromListCommas(tokens: readonly Token[]): Set<number> {
  * so a string in a name position is checked like an identifier. Strings used
  * as values are never names.
  */
-function isStringName(tokens: readonly Token[], i: number, commas: Set<number>): boolean {
-  const prev = tokens[i - 1];
-  if (isPunct(prev, ".") || isPunct(tokens[i + 1], ".")) return true;
-  if (commas.has(i - 1)) return true;
-  const word = upper(prev);
-  if (word === "FROM") return startsFromList(tokens, i - 1);
-  return word !== undefined && NAME_AFTER.has(word);
+function isStringName(tokens: readonly Token[], i: number, slots: Set<number>): boolean {
+  if (isPunct(tokens[i - 1], ".") || isPunct(tokens[i + 1], ".")) return true;
+  if (slots.has(i)) return true;
+  const word = upper(tokens[i - 1]);
+  if (word === undefined || word === "FROM") return false;
+  if (CONFLICT_ACTIONS.has(word)) {
+    return upper(tokens[i - 2]) === "OR" && upper(tokens[i - 3]) === "UPDATE";
+  }
+  return NAME_AFTER.has(word);
 }
 
-function nameAt(tokens: readonly Token[], i: number, commas: Set<number>): string | undefined {
+function nameAt(
+  tokens: readonly Token[],
+  i: number,
+  slots: Set<number>,
+  virtual: boolean,
+): string | undefined {
   const token = tokens[i];
   if (token === undefined) return undefined;
   if (token.type === "word") {
@@ -287,20 +315,32 @@ function nameAt(tokens: readonly Token[], i: number, commas: Set<number>): strin
     return isSqliteFunction ? undefined : token.value;
   }
   if (token.type === "quoted-ident") return token.value;
-  if (token.type === "string" && isStringName(tokens, i, commas)) return token.value;
+  // A virtual table's arguments are the module's to read: fts5 takes a table name
+  // as content='...'. Any string there may be one.
+  if (token.type === "string" && (virtual || isStringName(tokens, i, slots))) return token.value;
   return undefined;
 }
 
-function checkReservedNames(tokens: readonly Token[], forWrite: boolean): void {
-  const commas = fromListCommas(tokens);
-  tokens.forEach((_, i) => {
-    const name = nameAt(tokens, i, commas);
-    if (name !== undefined && isReservedName(name, forWrite)) {
-      throw new ApiError("RESERVED_NAME", `"${name}" is an internal name and cannot be used`, {
-        name,
-      });
-    }
+function reservedName(name: string): ApiError {
+  return new ApiError("RESERVED_NAME", `"${name}" is an internal name and cannot be used`, {
+    name,
   });
+}
+
+function checkReservedNames(tokens: readonly Token[], forWrite: boolean): void {
+  const slots = tableSlots(tokens);
+  const virtual = isCreateVirtualTable(tokens);
+  tokens.forEach((_, i) => {
+    const name = nameAt(tokens, i, slots, virtual);
+    if (name !== undefined && isReservedName(name, forWrite)) throw reservedName(name);
+  });
+  if (virtual) {
+    // A virtual table keeps its data in shadow tables named `<name>_data`, `<name>_node`...:
+    // an fts5 table named _repl would create _repl_data, _repl_config and more.
+    const using = tokens.findIndex((token) => upper(token) === "USING");
+    const name = using > 0 ? nameAt(tokens, using - 1, slots, false) : undefined;
+    if (name !== undefined && isReservedName(`${name}_`, forWrite)) throw reservedName(name);
+  }
 }
 
 // ---------------------------------------------------------------------------

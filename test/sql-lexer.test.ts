@@ -145,6 +145,17 @@ describe("tokenize", () => {
     expect(invalidSql("SELECT X'GG'").message).toMatch(/malformed blob/);
   });
 
+  it("refuses a NUL character anywhere, since SQLite stops reading at it", () => {
+    for (const sql of [
+      "SELECT 1\0",
+      "SELECT '\0' AS z",
+      "SELECT 1 /*\0*/",
+      "INSERT INTO t VALUES (1) \0 DELETE FROM t",
+    ]) {
+      expect(invalidSql(sql).message).toMatch(/NUL character at offset \d+/);
+    }
+  });
+
   it("accepts a line comment that runs to the end of the input", () => {
     expect(values("SELECT 1 -- no newline")).toEqual(["SELECT", "1"]);
   });
