@@ -49,7 +49,7 @@ import { type ReplicaEntry, ReplicaSet } from "./replica-set";
 import { SnapshotSource } from "./snapshot-source";
 import { TimedJobs } from "./timed-jobs";
 import { type WaitPath, Waiter } from "./waiter";
-import { MAX_QUERY_ROWS, asSqlError, nodeChecksums, runQuery, toJsonRow } from "./sql-helpers";
+import { ResultBudget, asSqlError, nodeChecksums, runQuery } from "./sql-helpers";
 
 const TAIL_CACHE_RECORDS = 4096;
 const PRUNE_EVERY_MS = 60_000;
@@ -560,14 +560,13 @@ export class MasterDO extends DurableObject<Env> {
     let response: ExecResponse | null = null;
     this.ctx.storage.transactionSync(() => {
       const results: StatementResult[] = [];
+      // One byte budget for the whole response, however many of its statements return rows.
+      const budget = new ResultBudget();
       for (const statement of guarded) {
-        const rows = sql.exec(statement.sql, ...statement.params).toArray();
-        if (rows.length > MAX_QUERY_ROWS) {
-          throw new ApiError(
-            "PAYLOAD_TOO_LARGE",
-            `a statement returned over ${MAX_QUERY_ROWS} rows`,
-          );
-        }
+        const rows = budget.read(
+          sql.exec(statement.sql, ...statement.params),
+          statement.kind === "write",
+        );
         if (statement.kind !== "write") {
           results.push(withRows({ rowsWritten: 0, lastRowId: null }, rows));
           continue;
@@ -919,11 +918,8 @@ export class MasterDO extends DurableObject<Env> {
 }
 
 /** Rows a statement returned (RETURNING, or a SELECT inside a write) are part of its result. */
-function withRows(
-  result: StatementResult,
-  rows: Record<string, SqlStorageValue>[],
-): StatementResult {
-  return rows.length === 0 ? result : { ...result, rows: rows.map(toJsonRow) };
+function withRows(result: StatementResult, rows: Record<string, unknown>[]): StatementResult {
+  return rows.length === 0 ? result : { ...result, rows };
 }
 
 /** lastRowId is reported for INSERT and REPLACE statements (leading comments allowed). */

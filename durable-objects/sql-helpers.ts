@@ -7,8 +7,84 @@ import { ApiError } from "../core/errors";
 import type { NodeChecksums, SqlValue, TableChecksum } from "../core/protocol";
 import { guardRead, isReservedName } from "../core/statement-guard";
 
-/** Most rows one query returns; past it the client gets 413 and should page. */
+/** Most rows one query, or one statement of an exec, returns; past it the client gets 413. */
 export const MAX_QUERY_ROWS = 10_000;
+
+/**
+ * Most bytes of row data one response carries (a query, or every statement of
+ * an exec together), counted as the JSON text would be: column names, strings
+ * by length, blobs by their base64 text. It keeps a result well under workerd's
+ * 32 MiB RPC limit and the memory of the node that reads it.
+ */
+export const MAX_RESULT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Reads cursors through into JSON rows, refusing with 413 as soon as a
+ * statement's rows or the response's bytes pass the limits: a read is never
+ * read further than that, so an endless recursive CTE stops too.
+ */
+export class ResultBudget {
+  private bytes = 0;
+
+  constructor(
+    private readonly maxRows = MAX_QUERY_ROWS,
+    private readonly maxBytes = MAX_RESULT_BYTES,
+  ) {}
+
+  /**
+   * `writes`: the statement changes rows (INSERT ... RETURNING). Its changes are
+   * all made at the first row and its rows are buffered, so reading the rest is
+   * finite; left open, it would stop the transaction from rolling back at all.
+   */
+  read(
+    cursor: SqlStorageCursor<Record<string, SqlStorageValue>>,
+    writes = false,
+  ): Record<string, unknown>[] {
+    const rows: Record<string, unknown>[] = [];
+    for (const row of cursor) {
+      const error = this.take(rows.length, row);
+      if (error !== null) {
+        if (writes) for (const _ of cursor.raw());
+        throw error;
+      }
+      rows.push(toJsonRow(row));
+    }
+    return rows;
+  }
+
+  /** The error that refuses one more row, or null when it fits. */
+  private take(count: number, row: Record<string, SqlStorageValue>): ApiError | null {
+    if (count >= this.maxRows) {
+      return new ApiError(
+        "PAYLOAD_TOO_LARGE",
+        `the result has more than ${this.maxRows} rows: add a LIMIT and page with a WHERE on the key`,
+        { maxRows: this.maxRows },
+      );
+    }
+    this.bytes += jsonSize(row);
+    if (this.bytes <= this.maxBytes) return null;
+    return new ApiError(
+      "PAYLOAD_TOO_LARGE",
+      `the result is over ${this.maxBytes} bytes: select fewer columns or page with a LIMIT`,
+      { maxBytes: this.maxBytes },
+    );
+  }
+}
+
+/**
+ * About the length of a row as JSON text: names and strings by their length,
+ * blobs by their base64 text, numbers and nulls as 8.
+ */
+function jsonSize(row: Record<string, SqlStorageValue>): number {
+  let size = 2;
+  for (const [key, value] of Object.entries(row)) {
+    size += key.length + 4;
+    if (typeof value === "string") size += value.length + 2;
+    else if (value instanceof ArrayBuffer) size += Math.ceil(value.byteLength / 3) * 4 + 14;
+    else size += 8;
+  }
+  return size;
+}
 
 export function runQuery(
   sql: SqlStorage,
@@ -16,22 +92,11 @@ export function runQuery(
   params: readonly SqlValue[],
 ): Record<string, unknown>[] {
   guardRead(text);
-  const rows: Record<string, unknown>[] = [];
   try {
-    for (const row of sql.exec(text, ...params)) {
-      if (rows.length >= MAX_QUERY_ROWS) {
-        throw new ApiError(
-          "PAYLOAD_TOO_LARGE",
-          `the result has more than ${MAX_QUERY_ROWS} rows: add a LIMIT and page with a WHERE on the key`,
-          { maxRows: MAX_QUERY_ROWS },
-        );
-      }
-      rows.push(toJsonRow(row));
-    }
+    return new ResultBudget().read(sql.exec(text, ...params));
   } catch (error) {
     throw asSqlError(error);
   }
-  return rows;
 }
 
 /** Blobs become `{"base64": …}` so rows stay valid JSON. */
