@@ -44,7 +44,11 @@ export class SnapshotSource {
     const sql = this.storage.sql;
     const names = sql
       .exec<{ name: string }>(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '_repl_snap_%'",
+        // Not LIKE '_repl_snap_%': `_` matches any character there, and a client's table
+        // named xrepl_snap_1 would be dropped on the master alone.
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ?",
+        SHADOW_PREFIX.length,
+        SHADOW_PREFIX,
       )
       .toArray();
     for (const { name } of names) sql.exec(`DROP TABLE ${quoteIdent(name)}`);
