@@ -223,10 +223,20 @@ export function describeTunables(current: Tunables): Record<TunableName, Tunable
   return out;
 }
 
+/**
+ * The refused value as the error repeats it: scalars as sent (long strings cut),
+ * arrays and objects as null, so an error body stays small and flat.
+ */
+function echo(value: unknown): unknown {
+  if (typeof value === "string") return value.slice(0, 100);
+  if (typeof value === "number" || typeof value === "boolean") return value;
+  return null;
+}
+
 function checkValue(name: TunableName, value: unknown): TunableValue {
   const spec: Spec = SPECS[name];
   const bad = (why: string) =>
-    new ApiError("INVALID_TUNABLE_VALUE", `${name}: ${why}`, { name, value: value ?? null });
+    new ApiError("INVALID_TUNABLE_VALUE", `${name}: ${why}`, { name, value: echo(value) });
   if (spec.type === "bool") {
     if (typeof value !== "boolean") throw bad("expected true or false");
     return value;

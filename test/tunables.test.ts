@@ -206,6 +206,21 @@ describe("applyPatch", () => {
     });
   });
 
+  it("repeats a refused array or object as null and a long string cut to 100 characters", () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    expect(expectRejected({ rep_timeout_ms: deep }, "INVALID_TUNABLE_VALUE").details).toEqual({
+      name: "rep_timeout_ms",
+      value: null,
+    });
+    expect(expectRejected({ durable_lsns: { a: 1 } }, "INVALID_TUNABLE_VALUE").details).toEqual({
+      name: "durable_lsns",
+      value: null,
+    });
+    const long = expectRejected({ sync_mode: "x".repeat(5000) }, "INVALID_TUNABLE_VALUE");
+    expect(long.details).toEqual({ name: "sync_mode", value: "x".repeat(100) });
+  });
+
   it("changes nothing when a later entry is bad after good ones", () => {
     const current = defaultTunables();
     const before = structuredClone(current);
