@@ -1,0 +1,198 @@
+/** The benchmark's pure pieces: `npm run test:bench` (Node's test runner, no cluster). */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { renderSvg, lineChart } from "./charts.ts";
+import type { StatusDelta } from "./cluster.ts";
+import { BEGIN, END, renderGenerated, spliceGenerated } from "./doc.ts";
+import { report as offOnReport, key as offOnKey } from "./experiments/off-on.ts";
+import type { Sample } from "./measure.ts";
+import { audit, recovery, timeline } from "./recovery.ts";
+import { seedOffOnMedian } from "./seed.ts";
+import { bundledConfig } from "./server.ts";
+import { median, ratio } from "./stats.ts";
+import { int, percent, renderTable, times } from "./table.ts";
+
+const delta: StatusDelta = {
+  ackHeldMs: 0,
+  ackRttMs: 20,
+  inlineWaits: { off: 0, queueFull: 0, notPlain: 0 },
+  passes: 0,
+  checkedPerPass: 0,
+  answeredPerPass: 0,
+  skippedEarlyStop: 0,
+  peakOutstanding: 0,
+};
+
+function sample(insertsPerSecond: number): Sample {
+  return {
+    ...delta,
+    driver: "in-runtime",
+    clients: 64,
+    seconds: 3,
+    inserts: insertsPerSecond * 3,
+    insertsPerSecond,
+    p50Ms: 100,
+    p99Ms: 200,
+    errors: 0,
+    firstError: null,
+    notCoherentAtStart: [],
+    notCoherentAtEnd: [],
+  };
+}
+
+describe("medians and ratios", () => {
+  it("takes the middle value, or the mean of the middle two", () => {
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+  });
+
+  it("is NaN for no runs, and ignores runs that measured nothing", () => {
+    assert.ok(Number.isNaN(median([])));
+    assert.equal(median([Number.NaN, 5]), 5);
+  });
+
+  it("gives no ratio against zero", () => {
+    assert.ok(Number.isNaN(ratio(5, 0)));
+    assert.equal(ratio(6, 3), 2);
+  });
+
+  it("quotes the seed's median run", () => {
+    assert.deepEqual(seedOffOnMedian(64), { off: 14_089, on: 21_500 });
+    assert.equal(seedOffOnMedian(7), null);
+  });
+});
+
+describe("tables", () => {
+  it("pads every column to its widest cell, as the formatter does", () => {
+    assert.equal(
+      renderTable(["a", "bb"], [["1", "2222"]]),
+      ["| a   | bb   |", "| --- | ---- |", "| 1   | 2222 |"].join("\n"),
+    );
+  });
+
+  it("escapes pipes inside cells", () => {
+    assert.match(renderTable(["x"], [["a|b"]]), /a\\\|b/);
+  });
+
+  it("formats counts, ratios and shares, with a dash for what was not measured", () => {
+    assert.equal(int(12_345.4), "12,345");
+    assert.equal(times(5.954), "5.95x");
+    assert.equal(percent(0.956), "96%");
+    assert.equal(int(Number.NaN), "–");
+  });
+});
+
+describe("the generated doc section", () => {
+  const generated = renderGenerated(
+    {
+      command: "npm run bench",
+      date: "2026-11-30 00:00 UTC",
+      machine: "m",
+      mode: "quick",
+      durationSeconds: 10,
+    },
+    [],
+    "benchmarks",
+  );
+
+  it("replaces only what lies between its markers", () => {
+    const doc = `# Benchmarks\n\nhand-written\n\n${BEGIN}\nold\n${END}\n\nmore hand-written\n`;
+    const out = spliceGenerated(doc, generated);
+    assert.match(out, /hand-written[\s\S]*Results \(generated\)[\s\S]*more hand-written/);
+    assert.doesNotMatch(out, /\nold\n/);
+  });
+
+  it("is appended to a page that has no markers yet", () => {
+    assert.ok(spliceGenerated("# Benchmarks\n", generated).endsWith(`${END}\n`));
+  });
+});
+
+describe("experiment 1's report", () => {
+  const samples = new Map<string, Sample[]>();
+  for (const clients of [16, 64, 256]) {
+    samples.set(offOnKey("in-runtime", 0, clients, true), [sample(1000)]);
+    for (const replicas of [4, 7]) {
+      samples.set(offOnKey("in-runtime", replicas, clients, true), [
+        sample(450),
+        sample(500),
+        sample(900),
+      ]);
+      samples.set(offOnKey("in-runtime", replicas, clients, false), [sample(100)]);
+    }
+  }
+  const report = offOnReport(samples, ["in-runtime"], false, "1 run");
+
+  it("checks the no-delay target against the same run's 0-replica baseline", () => {
+    const target = report.targets[0];
+    assert.equal(target?.pass, true);
+    assert.match(target?.measured ?? "", /on 500, off 100 \(5\.00x\), 0 replicas 1,000 \(50%\)/);
+  });
+
+  it("fails the target when on is under 40% of the baseline", () => {
+    samples.set(offOnKey("in-runtime", 0, 64, true), [sample(2000)]);
+    const again = offOnReport(samples, ["in-runtime"], false, "1 run");
+    assert.equal(again.targets[0]?.pass, false);
+  });
+});
+
+describe("crash analysis", () => {
+  it("finds acknowledged inserts that are missing or present twice", () => {
+    const acked = new Map([["t", new Set([0, 1, 2])]]);
+    const present = new Map([["t", [0, 2, 2, 3]]]);
+    assert.deepEqual(audit(acked, present), {
+      acked: 3,
+      lost: 1,
+      duplicates: 1,
+      unackedPresent: 1,
+    });
+  });
+
+  it("measures the rate before, the first success after, and the return to 90%", () => {
+    // 10 inserts/s for 10 s, nothing for 2 s after the crash at 10 s, then 10/s again.
+    const successes = [];
+    for (let t = 0; t < 20_000; t += 100) {
+      if (t < 10_000 || t >= 12_000) successes.push({ sentAt: t - 50, doneAt: t });
+    }
+    const r = recovery(successes, 0, 10_000, 20_000);
+    assert.equal(r.beforePerSecond, 10);
+    assert.equal(r.afterPerSecond, 10);
+    assert.equal(r.firstSuccessAfterS, 2);
+    // The window from 1.9 s already holds 9 of the 10 inserts a full second has.
+    assert.equal(r.back90AfterS, 1.9);
+    assert.equal(timeline(successes, 10_000, 0, 1000, 500)[0]?.perSecond, 10);
+  });
+
+  it("reports no recovery when nothing succeeds after the crash", () => {
+    const r = recovery([{ sentAt: 0, doneAt: 100 }], 0, 1000, 5000);
+    assert.equal(r.firstSuccessAfterS, null);
+    assert.equal(r.back90AfterS, null);
+  });
+});
+
+describe("the bench server configuration", () => {
+  it("points wrangler at the prebuilt bundle and skips bundling", () => {
+    const out = bundledConfig(
+      'name = "x"\nmain = "bench/worker.ts"\n[vars]\nA = "1"\n',
+      "bundle/worker.js",
+    );
+    assert.match(out, /^main = "bundle\/worker\.js"\nno_bundle = true\n\[vars\]/m);
+  });
+});
+
+describe("charts", () => {
+  it("render to SVG without a browser", async () => {
+    const svg = await renderSvg(
+      lineChart({
+        file: "t.svg",
+        title: "t",
+        xTitle: "clients",
+        yTitle: "inserts / s",
+        points: [
+          { x: 16, y: 1, series: "on" },
+          { x: 64, y: 2, series: "on" },
+        ],
+      }),
+    );
+    assert.match(svg, /^<svg/);
+  });
+});
