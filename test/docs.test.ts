@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import operations from "../docs/operations.md?raw";
 import determinism from "../docs/determinism.md?raw";
+import security from "../docs/security.md?raw";
+import { MAX_QUERY_ROWS, MAX_RESULT_BYTES } from "../durable-objects/sql-helpers";
+import { MAX_BODY_BYTES } from "../workers/middleware/json";
+import { MAX_PARAMS, MAX_ROWS, MAX_SQL_CHARS, MAX_STATEMENTS } from "../workers/routes/data";
 import { NON_DETERMINISTIC_RULES } from "../core/statement-guard";
 import { TUNABLE_NAMES, defaultTunables } from "../core/tunables";
 
@@ -12,6 +16,24 @@ describe("docs stay true to the code", () => {
       expect(row, `${name} missing from docs/operations.md`).toBeDefined();
       const cells = (row ?? "").split("|").map((cell) => cell.trim());
       expect(cells[3], `${name} default`).toBe(String(defaults[name]));
+    }
+  });
+
+  it("security.md gives every limit the value the code enforces", () => {
+    const limits = {
+      MAX_BODY_BYTES,
+      MAX_STATEMENTS,
+      MAX_ROWS,
+      MAX_SQL_CHARS,
+      MAX_PARAMS,
+      MAX_QUERY_ROWS,
+      MAX_RESULT_BYTES,
+    };
+    const rows = security.split("\n").filter((line) => line.startsWith("| "));
+    for (const [name, value] of Object.entries(limits)) {
+      const row = rows.find((line) => line.includes(`\`${name}\``));
+      expect(row, `${name} missing from docs/security.md`).toBeDefined();
+      expect(row, name).toContain(value.toLocaleString("en-US"));
     }
   });
 
