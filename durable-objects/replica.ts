@@ -51,6 +51,8 @@ export class ReplicaDO extends DurableObject<Env> {
   private readyAck: AckRequest | null = null;
   private readyAckSince = 0;
   private ackSentLsn = 0;
+  /** The master term the deferred acks went to: a new incarnation has heard none of them. */
+  private ackTerm = 0;
   private masterForAcks: DurableObjectStub<MasterDO> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -94,6 +96,10 @@ export class ReplicaDO extends DurableObject<Env> {
     this.leaseUntil = outcome.gap ? 0 : request.leaseUntil;
     if (request.pull && request.masterLsn > this.appliedLsn && !this.rebuilding) {
       this.startPulling(request);
+    }
+    if (request.term !== this.ackTerm) {
+      this.ackTerm = request.term;
+      this.ackSentLsn = 0;
     }
     const appliedLsn = this.appliedLsn;
     const ackDeferred = request.settings.ackDelayMs > 0 && !outcome.gap;
