@@ -20,6 +20,36 @@ export interface RunRequest {
   tag: string;
 }
 
+/** A run during which the driver itself crashes the master (seed experiment 6). */
+export interface CrashRunRequest {
+  cluster: string;
+  clients: number;
+  tag: string;
+  /** Load before the crash (warm-up included), and after it. */
+  beforeSeconds: number;
+  afterSeconds: number;
+}
+
+export interface CrashRunResult {
+  tables: string[];
+  /** Acknowledged values of column v, by table. */
+  acked: Record<string, number[]>;
+  /** [sent, answered] times (ms) of every acknowledged insert's last attempt. */
+  successes: [number, number][];
+  startedAt: number;
+  crashAt: number;
+  endAt: number;
+  retriedRequests: number;
+  resends: number;
+  replayed: number;
+  failed: number;
+  firstFailure: string | null;
+}
+
+/** Outcomes a client resends with the same Idempotency-Key: the insert may or may not be written. */
+const UNKNOWN_OUTCOME = new Set(["UNAVAILABLE", "COMMIT_TIMEOUT", "NOT_DURABLE"]);
+const MAX_ATTEMPTS = 40;
+
 export interface RunResult {
   driver: "in-runtime";
   clients: number;
@@ -39,6 +69,106 @@ async function sha256Hex(text: string): Promise<string> {
 
 export class BenchDriver extends DurableObject<Env> {
   private stopRequested = false;
+
+  private master(cluster: string): DurableObjectStub<MasterDO> {
+    const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
+    return ns.get(ns.idFromName(masterObjectName(cluster)));
+  }
+
+  /**
+   * Clients insert for `beforeSeconds`, the driver crashes the master through
+   * its fault hook, and they go on for `afterSeconds`. An insert whose outcome
+   * is unknown (the call threw, or an error that says "retry") is resent with
+   * the same Idempotency-Key on a new stub; every acknowledged insert is kept.
+   */
+  async crashRun(request: CrashRunRequest): Promise<CrashRunResult> {
+    const tables = Array.from({ length: request.clients }, (_, i) => `k_${request.tag}_${i}`);
+    const created = (await this.master(request.cluster).exec({
+      cluster: request.cluster,
+      kind: "exec",
+      statements: tables.map((table) => ({
+        sql: `CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v INTEGER)`,
+        params: [],
+      })),
+    })) as Result<ExecResponse>;
+    if (!created.ok) throw new Error(created.error.message);
+    const result: CrashRunResult = {
+      tables,
+      acked: Object.fromEntries(tables.map((t) => [t, []])),
+      successes: [],
+      startedAt: Date.now(),
+      crashAt: 0,
+      endAt: 0,
+      retriedRequests: 0,
+      resends: 0,
+      replayed: 0,
+      failed: 0,
+      firstFailure: null,
+    };
+    const crashAt = result.startedAt + request.beforeSeconds * 1000;
+    const until = crashAt + request.afterSeconds * 1000;
+    const fail = (why: string) => {
+      result.failed++;
+      result.firstFailure ??= why;
+    };
+    const insert = async (table: string, n: number) => {
+      const statements = [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [n] }];
+      const requestHash = await sha256Hex(`rows\n${table}\n${JSON.stringify(statements)}`);
+      for (let attempt = 1; ; attempt++) {
+        const sentAt = Date.now();
+        let outcome: string;
+        try {
+          const answer = (await this.master(request.cluster).exec({
+            cluster: request.cluster,
+            kind: "rows",
+            statements,
+            idempotencyKey: `${table}-${n}`,
+            requestHash,
+          })) as Result<ExecResponse>;
+          if (answer.ok) {
+            result.acked[table]?.push(n);
+            result.successes.push([sentAt, Date.now()]);
+            if (answer.value.replayed === true) result.replayed++;
+            return;
+          }
+          if (!UNKNOWN_OUTCOME.has(answer.error.code)) {
+            fail(`${answer.error.code}: ${answer.error.message}`);
+            return;
+          }
+          outcome = answer.error.code;
+        } catch (error) {
+          outcome = String(error);
+        }
+        if (attempt >= MAX_ATTEMPTS) {
+          fail(`gave up after ${attempt} attempts: ${outcome}`);
+          return;
+        }
+        if (attempt === 1) result.retriedRequests++;
+        result.resends++;
+        await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+      }
+    };
+    // The first client to see the time fires the crash: timers starve under this load.
+    let crash: Promise<void> | null = null;
+    const fireCrash = async () => {
+      const crashed = (await this.master(request.cluster).crash(
+        request.cluster,
+      )) as Result<unknown>;
+      if (!crashed.ok) throw new Error(crashed.error.message);
+      result.crashAt = Date.now();
+    };
+    await Promise.all(
+      tables.map(async (table) => {
+        for (let n = 0; Date.now() < until; n++) {
+          if (crash === null && Date.now() >= crashAt) crash = fireCrash();
+          await insert(table, n);
+        }
+      }),
+    );
+    await crash;
+    result.endAt = until;
+    return result;
+  }
 
   /** Ends a running `run` early: its clients finish the insert in flight and stop. */
   async stop(): Promise<void> {

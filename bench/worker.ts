@@ -1,10 +1,10 @@
 /**
  * Benchmark Worker: the production front door and Durable Objects, plus the
- * in-runtime load driver at POST /bench/run. Only wrangler.bench.toml uses it,
+ * in-runtime load driver at POST /bench/run (and /bench/crash-run). Only wrangler.bench.toml uses it,
  * so the driver is never part of the production bundle.
  */
 import { app } from "../workers/app";
-import { BenchDriver, type RunRequest } from "./driver";
+import { BenchDriver, type CrashRunRequest, type RunRequest } from "./driver";
 
 export { MasterDO } from "../durable-objects/master";
 export { ReplicaDO } from "../durable-objects/replica";
@@ -21,6 +21,11 @@ export default {
       const body = (await request.json()) as { cluster: string };
       await env.BENCH.get(env.BENCH.idFromName(`driver-${body.cluster}`)).stop();
       return Response.json({ stopped: true });
+    }
+    if (url.pathname === "/bench/crash-run" && request.method === "POST") {
+      const body = (await request.json()) as CrashRunRequest;
+      const driver = env.BENCH.get(env.BENCH.idFromName(`driver-${body.cluster}`));
+      return Response.json(await driver.crashRun(body));
     }
     if (url.pathname === "/bench/run" && request.method === "POST") {
       const body = (await request.json()) as RunRequest;
