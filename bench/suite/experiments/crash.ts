@@ -28,7 +28,7 @@ export interface CrashPlan {
 export function plan(full: boolean): CrashPlan {
   return full
     ? { clients: [64, 256], warmupSeconds: 2, beforeSeconds: 15, afterSeconds: 30, repeats: 3 }
-    : { clients: [64], warmupSeconds: 1, beforeSeconds: 4, afterSeconds: 6, repeats: 1 };
+    : { clients: [64], warmupSeconds: 1, beforeSeconds: 3, afterSeconds: 5, repeats: 1 };
 }
 
 /** Recovery cannot be measured when the crash took effect only after the load ended. */
