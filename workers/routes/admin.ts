@@ -50,10 +50,6 @@ admin.post("/:cluster/master/crash", async (c) => {
   return c.json(result.value, 202);
 });
 
-admin.get("/:cluster/replicas", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  return c.json({ replicas: await masterStub(c.env, cluster).replicaIds(cluster) });
-});
 const probability = z.number().min(0).max(1).default(0);
 
 /** Test-only relay message faults; `{}` (every probability 0) heals. */
@@ -77,6 +73,10 @@ admin.post("/:cluster/faults", async (c) => {
   return c.json(result.value);
 });
 
+admin.get("/:cluster/replicas", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  return c.json({ replicas: await masterStub(c.env, cluster).replicaIds(cluster) });
+});
 
 admin.post("/:cluster/replicas", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
@@ -109,10 +109,6 @@ admin.post("/:cluster/replicas/:id/delay", async (c) => {
   return c.json(result.value);
 });
 
-admin.post("/:cluster/replicas/:id/rewind", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  const body = await validBody(c, z.strictObject({ lsn: z.number().int().min(0) }));
 admin.post("/:cluster/replicas/:id/crash", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const id = c.req.param("id");
@@ -130,6 +126,10 @@ admin.post("/:cluster/replicas/:id/crash", async (c) => {
   return c.json(result.value, 202);
 });
 
+admin.post("/:cluster/replicas/:id/rewind", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  const body = await validBody(c, z.strictObject({ lsn: z.number().int().min(0) }));
   const result = (await masterStub(c.env, cluster).rewindRelay(
     cluster,
     id,
