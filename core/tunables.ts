@@ -170,7 +170,8 @@ const SPECS = {
   debug_fault_injection: {
     type: "bool",
     default: false,
-    description: "Test only: allow the fault routes (crash the master, stop and start replicas).",
+    description:
+      "Test only: allow the fault routes (crash the master or a replica, stop, slow or cut off replicas, relay message faults).",
   },
 } as const satisfies Record<string, Spec>;
 

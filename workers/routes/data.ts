@@ -55,10 +55,10 @@ const querySchema = z.strictObject({
   params: z.array(sqlValue).max(MAX_PARAMS).default([]),
   consistency: z.enum(["strong", "bookmark", "any"]).default("strong"),
   bookmark: z.string().max(64).optional(),
-  /** Pin the read to one replica (debugging, tests); it is not sent elsewhere. */
+  /** Pin the read to one replica, or to the master (debugging, tests); it is not sent elsewhere. */
   replica: z
     .string()
-    .regex(/^replica-[0-9]{1,4}$/, "expected a replica id such as replica-1")
+    .regex(/^(replica-[0-9]{1,4}|master)$/, "expected a replica id such as replica-1, or master")
     .optional(),
 });
 
@@ -187,6 +187,11 @@ data.post("/:cluster/query", async (c) => {
     consistency: body.consistency as Consistency,
     minLsn,
   };
+  if (body.replica === "master") {
+    const result = (await masterStub(c.env, cluster).query(request)) as Result<QueryResponse>;
+    if (!result.ok) return errorResponse(c, fromBody(result.error));
+    return c.json(result.value);
+  }
   if (body.replica !== undefined) {
     if (!(await replicaIds(c.env, cluster)).includes(body.replica)) {
       throw new ApiError("NOT_FOUND", `no ${body.replica} in cluster ${cluster}`);

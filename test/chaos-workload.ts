@@ -1,0 +1,406 @@
+/**
+ * The randomized fault run shared by the CI test (test/chaos.test.ts, inside
+ * workerd) and `npm run chaos` (scripts/chaos.ts, against `wrangler dev`).
+ *
+ * Concurrent clients insert unique values with an Idempotency-Key (retrying
+ * with the same key while the outcome is unknown) and make strong reads of
+ * recent values, while a fault loop crashes the master, stops and starts
+ * replicas, crashes replicas (at once or partway through a batch), and the
+ * master's links drop, delay, duplicate and reorder messages. Then every fault
+ * is healed, the cluster must converge, and the history checker judges what
+ * the clients were told against what every node holds.
+ *
+ * Everything random comes from the seed: which operations the clients make,
+ * which faults the loop injects, and (on the master) each message's fate.
+ * Timing is not, so a seed reproduces the same schedule of decisions, not the
+ * same interleaving.
+ */
+import { type CheckReport, History, type NodeRows, checkHistory } from "../core/history";
+import { type MessageFaultConfig, type Rng, createRng } from "../core/message-faults";
+
+/** One HTTP call through the front door; throws only when no answer came back. */
+export type Send = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<{ status: number; body: unknown }>;
+
+export interface ChaosOptions {
+  cluster: string;
+  seed: number;
+  clients: number;
+  /** The run stops starting operations after this many, or after `seconds`. */
+  maxOps: number;
+  seconds: number;
+  /** Mean time between injected faults. */
+  faultEveryMs: number;
+  masterCrashes: boolean;
+  replicaStops: boolean;
+  replicaCrashes: boolean;
+  /** Cut the master's link to a replica for a while (the replica stays up). */
+  partitions: boolean;
+  /** Message fault probabilities (the seed is the run's). */
+  messages: Omit<MessageFaultConfig, "seed">;
+  tunables: Record<string, unknown>;
+  /** How long the cluster may take to converge once every fault is healed. */
+  convergeMs: number;
+  send: Send;
+  log?: (line: string) => void;
+}
+
+export const CHAOS_TUNABLES: Record<string, unknown> = {
+  debug_fault_injection: true,
+  // A lease longer than the ack deadline: a replica marked incoherent may still hold one.
+  rep_timeout_ms: 200,
+  coherency_lease_ms: 600,
+  coherency_rejoin_penalty_ms: 500,
+  heartbeat_ms: 50,
+  commit_timeout_ms: 10_000,
+  // Small, so that replicas also catch up by pulling the log and by snapshots.
+  logput_window_bytes: 4_000,
+  log_retain_records: 50,
+  log_max_records: 300,
+};
+
+export const CHAOS_MESSAGES: ChaosOptions["messages"] = {
+  drop: 0.03,
+  delay: 0.1,
+  delayMs: 40,
+  duplicate: 0.05,
+  reorder: 0.05,
+};
+
+export type FaultTally = Record<string, number>;
+
+export interface ChaosReport {
+  seed: number;
+  seconds: number;
+  check: CheckReport;
+  /** Faults the run injected: its own (crashes, stops) and the master's message faults. */
+  faults: FaultTally;
+  /** Replicas not coherent and caught up within convergeMs of healing. */
+  unrecovered: string[];
+  history: History;
+}
+
+const TABLE = "chaos";
+const MAX_ATTEMPTS = 40;
+const READ_SCOPE = 24;
+
+interface Status {
+  master: { lsn: number; term: number };
+  replicas: { id: string; state: string; ackedLsn: number }[];
+  faults?: { injected: Record<string, number> };
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const { cluster, seed, send } = options;
+  const log = options.log ?? (() => {});
+  const history = new History();
+  const started = Date.now();
+  const base = `/v1/clusters/${cluster}`;
+  const admin = `/admin/clusters/${cluster}`;
+  const tally = { masterCrash: 0, replicaStop: 0, replicaCrash: 0, midBatchCrash: 0, partition: 0 };
+  /** Message faults by master term: counters reset when the master restarts. */
+  const byTerm = new Map<number, Record<string, number>>();
+
+  /** Admin calls are retried: the master may be restarting. */
+  const adminCall = async (method: string, path: string, body?: unknown) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await send(method, `${admin}${path}`, body);
+        if (res.status < 500 || attempt >= 20) return res;
+      } catch (error) {
+        if (attempt >= 20) throw error;
+      }
+      await sleep(100);
+    }
+  };
+  const mustAdmin = async (method: string, path: string, body?: unknown) => {
+    const res = await adminCall(method, path, body);
+    if (res.status >= 300) {
+      throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+    return res.body;
+  };
+  const status = async () => (await mustAdmin("GET", "/status")) as Status;
+  const noteFaults = (s: Status) => {
+    if (s.faults !== undefined) byTerm.set(s.master.term, { ...s.faults.injected });
+  };
+
+  // ----------------------------------------------------------------- setup
+  const ddl = await send("POST", `${base}/exec`, {
+    statements: [
+      {
+        sql: `CREATE TABLE IF NOT EXISTS ${TABLE} (id INTEGER PRIMARY KEY, k TEXT NOT NULL, client INTEGER)`,
+      },
+      { sql: `CREATE INDEX IF NOT EXISTS ${TABLE}_k ON ${TABLE} (k)` },
+    ],
+  });
+  if (ddl.status !== 200)
+    throw new Error(`create table: ${ddl.status} ${JSON.stringify(ddl.body)}`);
+  await mustAdmin("PATCH", "/tunables", options.tunables);
+  await mustAdmin("POST", "/faults", { seed, ...options.messages });
+  const replicaIds = ((await mustAdmin("GET", "/replicas")) as { replicas: string[] }).replicas;
+
+  // ----------------------------------------------------------------- clients
+  let opsStarted = 0;
+  let stopping = false;
+  const until = started + options.seconds * 1000;
+  const running = () => !stopping && opsStarted < options.maxOps && Date.now() < until;
+  /** Recently acked values (what strong reads ask about) and values in flight. */
+  const recent: string[] = [];
+  const inFlight = new Set<string>();
+  const counts = { acked: 0, failed: 0, unknown: 0, reads: 0 };
+
+  const write = async (client: number, n: number, doomed: boolean) => {
+    const key = `c${client}-${n}`;
+    const statements = [
+      { sql: `INSERT INTO ${TABLE} (k, client) VALUES (?, ?)`, params: [key, client] },
+      // A statement that fails makes the whole transaction a definite failure.
+      ...(doomed ? [{ sql: "INSERT INTO chaos_no_such_table (k) VALUES (?)", params: [key] }] : []),
+    ];
+    inFlight.add(key);
+    try {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        if (attempt > 0) await sleep(Math.min(500, 20 * 2 ** attempt));
+        const op = history.invokeWrite(key, key);
+        let res: { status: number; body: unknown };
+        try {
+          res = await send("POST", `${base}/exec`, { statements }, { "idempotency-key": key });
+        } catch (error) {
+          history.unknown(op, `no answer: ${String(error)}`);
+          continue;
+        }
+        if (res.status === 200) {
+          history.ok(op, { lsn: (res.body as { lsn: number }).lsn });
+          counts.acked++;
+          recent.push(key);
+          if (recent.length > 200) recent.shift();
+          return;
+        }
+        const code = (res.body as { error?: { code?: string } }).error?.code ?? "?";
+        if (res.status >= 400 && res.status < 500) {
+          history.fail(op, `${res.status} ${code}`);
+          counts.failed++;
+          return;
+        }
+        history.unknown(op, `${res.status} ${code}`);
+      }
+      counts.unknown++;
+    } finally {
+      inFlight.delete(key);
+    }
+  };
+
+  const read = async (rng: Rng) => {
+    // The newest acked values (where a stale read would show), and a sample of older ones.
+    const scope = new Set<string>(recent.slice(-READ_SCOPE / 2));
+    for (let i = 0; i < READ_SCOPE / 2 && recent.length > 0; i++) {
+      scope.add(recent[Math.floor(rng() * recent.length)] as string);
+    }
+    for (const key of inFlight) if (scope.size < READ_SCOPE + 4) scope.add(key);
+    if (scope.size === 0) return;
+    const values = [...scope];
+    const op = history.invokeRead(values);
+    counts.reads++;
+    try {
+      const res = await send("POST", `${base}/query`, {
+        sql: `SELECT k FROM ${TABLE} WHERE k IN (${values.map(() => "?").join(", ")})`,
+        params: values,
+        consistency: "strong",
+      });
+      if (res.status !== 200) {
+        history.unknown(op, `${res.status}`);
+        return;
+      }
+      const body = res.body as { rows: { k: string }[]; servedBy: string };
+      history.ok(op, { seen: body.rows.map((r) => r.k), servedBy: body.servedBy });
+    } catch (error) {
+      history.unknown(op, String(error));
+    }
+  };
+
+  const client = async (index: number) => {
+    const rng = createRng(seed, "client", index);
+    for (let n = 0; running(); ) {
+      opsStarted++;
+      const roll = rng();
+      if (roll < 0.4) await read(rng);
+      else await write(index, n++, roll < 0.44);
+    }
+  };
+
+  // ----------------------------------------------------------------- faults
+  const stopped = new Set<string>();
+  const cut = new Set<string>();
+  const starts: Promise<void>[] = [];
+  const startReplica = async (id: string) => {
+    if (!stopped.has(id)) return;
+    await mustAdmin("POST", `/replicas/${id}/start`);
+    stopped.delete(id);
+  };
+  const connectReplica = async (id: string) => {
+    if (!cut.has(id)) return;
+    await mustAdmin("POST", `/replicas/${id}/connect`);
+    cut.delete(id);
+  };
+  const faultLoop = async () => {
+    const rng = createRng(seed, "faults");
+    const kinds = [
+      ...(options.masterCrashes ? ["masterCrash"] : []),
+      ...(options.replicaStops ? ["replicaStop"] : []),
+      ...(options.replicaCrashes ? ["replicaCrash"] : []),
+      ...(options.partitions ? ["partition"] : []),
+    ];
+    while (running() && kinds.length > 0) {
+      await sleep(options.faultEveryMs * (0.5 + rng()));
+      if (!running()) return;
+      const kind = kinds[Math.floor(rng() * kinds.length)];
+      const id = replicaIds[Math.floor(rng() * replicaIds.length)] as string;
+      const midBatch = rng() < 0.7;
+      const downMs = 300 + rng() * 1200;
+      if (kind === "masterCrash") {
+        if ((await adminCall("POST", "/master/crash")).status === 202) tally.masterCrash++;
+      } else if (kind === "replicaStop" && !stopped.has(id) && stopped.size < 2) {
+        if ((await adminCall("POST", `/replicas/${id}/stop`)).status === 200) {
+          stopped.add(id);
+          tally.replicaStop++;
+          starts.push(sleep(downMs).then(() => startReplica(id)));
+        }
+      } else if (kind === "partition" && !cut.has(id) && cut.size < 2) {
+        if ((await adminCall("POST", `/replicas/${id}/disconnect`)).status === 200) {
+          cut.add(id);
+          tally.partition++;
+          starts.push(sleep(downMs).then(() => connectReplica(id)));
+        }
+      } else if (kind === "replicaCrash") {
+        const res = await adminCall("POST", `/replicas/${id}/crash`, { midBatch });
+        if (res.status === 202) tally[midBatch ? "midBatchCrash" : "replicaCrash"]++;
+      }
+    }
+  };
+
+  const monitor = async () => {
+    let last = Date.now();
+    while (!stopping) {
+      await sleep(250);
+      if (Date.now() - last < 1000) continue;
+      last = Date.now();
+      try {
+        noteFaults(await status());
+      } catch {
+        // The master is restarting; the next look counts.
+      }
+      const secs = Math.round((Date.now() - started) / 1000);
+      log(
+        `${secs}s: ops ${opsStarted}, acked ${counts.acked}, failed ${counts.failed}, reads ${counts.reads}, in flight ${inFlight.size}, faults ${JSON.stringify(totalFaults())}`,
+      );
+    }
+  };
+
+  const totalFaults = (): FaultTally => {
+    const out: FaultTally = { ...tally };
+    for (const injected of byTerm.values()) {
+      for (const [kind, n] of Object.entries(injected)) {
+        // The master counts replica crashes too; the run's own tally is the one reported.
+        if (kind !== "replicaCrash") out[kind] = (out[kind] ?? 0) + n;
+      }
+    }
+    return out;
+  };
+
+  log(`chaos: seed ${seed}, cluster ${cluster}, ${options.clients} clients`);
+  const watcher = monitor();
+  await Promise.all([faultLoop(), ...Array.from({ length: options.clients }, (_, i) => client(i))]);
+  log(`healing: ${opsStarted} operations started in ${Math.round((Date.now() - started) / 1000)}s`);
+
+  // ----------------------------------------------------------------- heal
+  noteFaults(await status());
+  await mustAdmin("POST", "/faults", { seed });
+  await Promise.all(starts);
+  for (const id of [...stopped]) await startReplica(id);
+  for (const id of [...cut]) await connectReplica(id);
+  const unrecovered = await converge(status, noteFaults, options.convergeMs);
+  stopping = true;
+  await watcher;
+  const verify = (await mustAdmin("POST", "/verify")) as {
+    agree: boolean;
+    mismatches: string[];
+  };
+  const nodes: NodeRows[] = [];
+  for (const node of ["master", ...replicaIds]) nodes.push(await readAll(send, base, node));
+  const check = checkHistory({ events: history.events, nodes, verify });
+  return {
+    seed,
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+    check,
+    faults: totalFaults(),
+    unrecovered,
+    history,
+  };
+}
+
+/** Waits until every replica is coherent at the master's LSN; returns those that never got there. */
+async function converge(
+  status: () => Promise<Status>,
+  noteFaults: (s: Status) => void,
+  timeoutMs: number,
+): Promise<string[]> {
+  const until = Date.now() + timeoutMs;
+  let behind: string[] = ["(no status)"];
+  while (Date.now() < until) {
+    try {
+      const s = await status();
+      noteFaults(s);
+      behind = s.replicas
+        .filter((r) => r.state !== "coherent" || r.ackedLsn !== s.master.lsn)
+        .map((r) => `${r.id} ${r.state} at ${r.ackedLsn} of ${s.master.lsn}`);
+      if (behind.length === 0) return [];
+    } catch {
+      // The master may still be restarting.
+    }
+    await sleep(200);
+  }
+  return behind;
+}
+
+/** Every value on one node (the master or a pinned replica), paged by rowid. */
+async function readAll(send: Send, base: string, node: string): Promise<NodeRows> {
+  const values: string[] = [];
+  for (let after = 0; ; ) {
+    const res = await send("POST", `${base}/query`, {
+      sql: `SELECT id, k FROM ${TABLE} WHERE id > ? ORDER BY id LIMIT 2000`,
+      params: [after],
+      consistency: "any",
+      replica: node,
+    });
+    if (res.status !== 200) {
+      throw new Error(`read back from ${node}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+    const rows = (res.body as { rows: { id: number; k: string }[] }).rows;
+    if (rows.length === 0) return { node, values };
+    for (const row of rows) values.push(row.k);
+    after = rows[rows.length - 1]?.id ?? after;
+  }
+}
+
+/** The numbers a run is judged by, one line each. */
+export function summarize(report: ChaosReport): string[] {
+  const c = report.check;
+  return [
+    `seed ${report.seed}, ${report.seconds}s`,
+    `ops ${c.ops} (writes ${c.writes}, reads ${c.reads}), acked ${c.acked}, retried ${c.retried}, failed ${c.failed}, unknown ${c.unknown}`,
+    `faults injected: ${Object.entries(report.faults)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(", ")}`,
+    `lost ${c.lost.length}, duplicated ${c.duplicated.length}, stale strong reads ${c.staleReads.length}, failed but present ${c.failedPresent.length}, diverged ${c.diverged.length}, unexpected ${c.unexpected.length}, unrecovered replicas ${report.unrecovered.length}`,
+  ];
+}
+
+export function passed(report: ChaosReport): boolean {
+  return report.check.valid && report.unrecovered.length === 0;
+}
