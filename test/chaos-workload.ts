@@ -59,8 +59,8 @@ export const CHAOS_TUNABLES: Record<string, unknown> = {
   commit_timeout_ms: 10_000,
   // Small, so that replicas also catch up by pulling the log and by snapshots.
   logput_window_bytes: 4_000,
-  log_retain_records: 50,
-  log_max_records: 300,
+  log_retain_records: 20,
+  log_max_records: 100,
 };
 
 export const CHAOS_MESSAGES: ChaosOptions["messages"] = {
@@ -79,6 +79,8 @@ export interface ChaosReport {
   check: CheckReport;
   /** Faults the run injected: its own (crashes, stops) and the master's message faults. */
   faults: FaultTally;
+  /** How replicas caught up: snapshots installed and log batches pulled. */
+  catchUp: { snapshots: number; pullBatches: number };
   /** Replicas not coherent and caught up within convergeMs of healing. */
   unrecovered: string[];
   history: History;
@@ -90,7 +92,13 @@ const READ_SCOPE = 24;
 
 interface Status {
   master: { lsn: number; term: number };
-  replicas: { id: string; state: string; ackedLsn: number }[];
+  replicas: {
+    id: string;
+    state: string;
+    ackedLsn: number;
+    snapshots?: number;
+    pullBatches?: number;
+  }[];
   faults?: { injected: Record<string, number> };
 }
 
@@ -104,8 +112,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const base = `/v1/clusters/${cluster}`;
   const admin = `/admin/clusters/${cluster}`;
   const tally = { masterCrash: 0, replicaStop: 0, replicaCrash: 0, midBatchCrash: 0, partition: 0 };
-  /** Message faults by master term: counters reset when the master restarts. */
+  /** Message faults and catch-up counts by master term: they reset when the master restarts. */
   const byTerm = new Map<number, Record<string, number>>();
+  const catchUpByTerm = new Map<number, { snapshots: number; pullBatches: number }>();
 
   /** Admin calls are retried: the master may be restarting. */
   const adminCall = async (method: string, path: string, body?: unknown) => {
@@ -129,6 +138,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const status = async () => (await mustAdmin("GET", "/status")) as Status;
   const noteFaults = (s: Status) => {
     if (s.faults !== undefined) byTerm.set(s.master.term, { ...s.faults.injected });
+    catchUpByTerm.set(s.master.term, {
+      snapshots: s.replicas.reduce((n, r) => n + (r.snapshots ?? 0), 0),
+      pullBatches: s.replicas.reduce((n, r) => n + (r.pullBatches ?? 0), 0),
+    });
   };
 
   // ----------------------------------------------------------------- setup
@@ -262,7 +275,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const kind = kinds[Math.floor(rng() * kinds.length)];
       const id = replicaIds[Math.floor(rng() * replicaIds.length)] as string;
       const midBatch = rng() < 0.7;
-      const downMs = 300 + rng() * 1200;
+      const downMs = 300 + rng() * 2700;
       if (kind === "masterCrash") {
         if ((await adminCall("POST", "/master/crash")).status === 202) tally.masterCrash++;
       } else if (kind === "replicaStop" && !stopped.has(id) && stopped.size < 2) {
@@ -339,6 +352,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     seconds: Math.round((Date.now() - started) / 100) / 10,
     check,
     faults: totalFaults(),
+    catchUp: [...catchUpByTerm.values()].reduce(
+      (sum, c) => ({
+        snapshots: sum.snapshots + c.snapshots,
+        pullBatches: sum.pullBatches + c.pullBatches,
+      }),
+      { snapshots: 0, pullBatches: 0 },
+    ),
     unrecovered,
     history,
   };
@@ -397,6 +417,7 @@ export function summarize(report: ChaosReport): string[] {
     `faults injected: ${Object.entries(report.faults)
       .map(([kind, n]) => `${kind} ${n}`)
       .join(", ")}`,
+    `catch-up: snapshots ${report.catchUp.snapshots}, log batches pulled ${report.catchUp.pullBatches}`,
     `lost ${c.lost.length}, duplicated ${c.duplicated.length}, stale strong reads ${c.staleReads.length}, failed but present ${c.failedPresent.length}, diverged ${c.diverged.length}, unexpected ${c.unexpected.length}, unrecovered replicas ${report.unrecovered.length}`,
   ];
 }
