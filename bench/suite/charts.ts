@@ -33,9 +33,20 @@ export function lineChart(options: {
   const line = {
     mark: { type: "line" as const, point: options.xType !== "quantitative" },
     encoding: {
-      x: { field: "x", type: options.xType ?? "ordinal", title: options.xTitle, sort: null },
+      x: {
+        field: "x",
+        type: options.xType ?? "ordinal",
+        title: options.xTitle,
+        sort: null,
+        axis: { labelAngle: 0 },
+      },
       y: { field: "y", type: "quantitative" as const, title: options.yTitle },
-      color: { field: "series", type: "nominal" as const, title: null },
+      color: {
+        field: "series",
+        type: "nominal" as const,
+        title: null,
+        legend: { labelLimit: 400 },
+      },
     },
   };
   const spec = {

@@ -4,7 +4,13 @@ import { describe, it } from "node:test";
 import { renderSvg, lineChart } from "./charts.ts";
 import type { StatusDelta } from "./cluster.ts";
 import { BEGIN, END, renderGenerated, spliceGenerated } from "./doc.ts";
+import { report as capReport } from "./experiments/cap.ts";
+import { report as catchupReport, plan as catchupPlan } from "./experiments/catchup.ts";
+import { type CrashRun, report as crashReport, plan as crashPlan } from "./experiments/crash.ts";
+import { report as lateAcksReport } from "./experiments/late-acks.ts";
 import { report as offOnReport, key as offOnKey } from "./experiments/off-on.ts";
+import { report as writersReport } from "./experiments/writers.ts";
+import type { ExperimentReport } from "./report.ts";
 import type { Sample } from "./measure.ts";
 import { audit, recovery, timeline } from "./recovery.ts";
 import { seedOffOnMedian } from "./seed.ts";
@@ -132,6 +138,64 @@ describe("experiment 1's report", () => {
     samples.set(offOnKey("in-runtime", 0, 64, true), [sample(2000)]);
     const again = offOnReport(samples, ["in-runtime"], false, "1 run");
     assert.equal(again.targets[0]?.pass, false);
+  });
+});
+
+describe("every experiment's tables", () => {
+  const crashRun: CrashRun = {
+    driver: "http",
+    clients: 64,
+    on: true,
+    crashAfterLoadS: null,
+    beforePerSecond: 100,
+    afterPerSecond: 90,
+    firstSuccessAfterS: 0.5,
+    back90AfterS: 1,
+    acked: 10,
+    lost: 0,
+    duplicates: 0,
+    unackedPresent: 0,
+    retriedRequests: 1,
+    resends: 1,
+    replayed: 1,
+    failed: 0,
+    firstFailure: null,
+    agree: true,
+    notCoherent: [],
+    termBefore: 1,
+    termAfter: 2,
+    timeline: [],
+  };
+  const none = new Map<string, Sample[]>();
+  const reports: ExperimentReport[] = [
+    offOnReport(none, ["in-runtime", "http"], true, "r"),
+    writersReport(none, ["in-runtime", "http"], true, "r"),
+    lateAcksReport(none, ["in-runtime", "http"], true, "r"),
+    capReport(none, ["in-runtime", "http"], true, "r"),
+    crashReport([crashRun], crashPlan(false), ["http"]),
+    catchupReport([], catchupPlan(false), 4_000_000),
+  ];
+
+  it("have a cell for every header in every row, measured or not", () => {
+    for (const report of reports) {
+      for (const table of report.tables) {
+        for (const row of table.rows) {
+          assert.equal(
+            row.length,
+            table.headers.length,
+            `${report.id}: ${table.headers.join(", ")}`,
+          );
+        }
+      }
+    }
+  });
+
+  it("fail a target that was not measured", () => {
+    const unmeasured = reports
+      .flatMap((r) => r.targets)
+      .filter((t) => t.target.includes("ack delay"));
+    assert.ok(unmeasured.length > 0);
+    assert.ok(unmeasured.every((t) => !t.pass));
   });
 });
 

@@ -82,7 +82,7 @@ export function report(
       `${int(m((r) => r.behindAtRestartRecords))} records, ${int(m((r) => r.behindAtRestartBytes / 1000))} KB`,
       medianSeconds(caughtUp, group.length),
       medianSeconds(coherent, group.length),
-      pulled > 0 ? `pulled ${int(pulled)} batches` : "relay resend",
+      pulled > 0 ? `pulled ${int(pulled)} batch${pulled === 1 ? "" : "es"}` : "relay resend",
       int(m((r) => r.insertsPerSecondDuringCatchup ?? Number.NaN)),
       int(m((r) => r.failedRequests)),
     ];

@@ -98,7 +98,7 @@ export async function run(ctx: Context): Promise<ExperimentReport> {
             notCoherent,
             termBefore,
             termAfter,
-            timeline: timeline(load.successes, load.crashAt, load.from, load.end),
+            timeline: timeline(load.successes, load.crashAt, load.from, load.end, 500),
           };
           runs.push(result);
           ctx.log(
@@ -191,10 +191,14 @@ export function report(runs: CrashRun[], p: CrashPlan, drivers: DriverName[]): E
         if (group.length === 0) continue;
         const m = (pick: (r: CrashRun) => number) => median(group.map(pick));
         const sum = (pick: (r: CrashRun) => number) => group.reduce((a, r) => a + pick(r), 0);
+        const late = group.filter((r) => r.crashAfterLoadS !== null).length;
         rows.push([
           DRIVER_LABEL[driver],
           String(clients),
           on ? "on" : "off",
+          late === 0
+            ? "yes"
+            : `no in ${late} of ${group.length} (the crash call waited behind the load)`,
           int(m((r) => r.beforePerSecond)),
           int(m((r) => r.afterPerSecond)),
           secs(nullable(group.map((r) => r.firstSuccessAfterS))),
@@ -289,7 +293,7 @@ export function report(runs: CrashRun[], p: CrashPlan, drivers: DriverName[]): E
     charts: [
       lineChart({
         file: "exp6-crash.svg",
-        title: `Inserts/s around the master crash, ${p.clients[0]} clients (250 ms buckets)`,
+        title: `Inserts/s around the master crash, ${p.clients[0]} clients (500 ms buckets)`,
         xTitle: "seconds from the crash",
         yTitle: "inserts / s",
         xType: "quantitative",
