@@ -8,6 +8,9 @@
  * Callbacks run synchronously inside `drain`, so the caller knows, when drain
  * returns, everything that fell due (a replica piggybacks due acks on the reply
  * it is about to send). `onTimerDrain` runs after a drain the timer did.
+ * `timerSlackMs` sets the fallback timer that much after the earliest due time:
+ * an owner that expects an incoming event soon (which drains) lets the timer
+ * fire only when none came, instead of once per item.
  */
 export class DueQueue {
   private readonly items: { due: number; queuedAt: number; release: (waited: number) => void }[] =
@@ -18,6 +21,7 @@ export class DueQueue {
   constructor(
     private readonly now: () => number = () => performance.now(),
     private readonly onTimerDrain: () => void = () => {},
+    private readonly timerSlackMs = 0,
   ) {}
 
   get size(): number {
@@ -42,22 +46,28 @@ export class DueQueue {
 
   /** Releases everything due now; call it from every incoming event. */
   drain(): void {
-    const now = this.now();
+    this.release(0);
+  }
+
+  /** Releases what is due `slackMs` ago or earlier (the timer leaves fresher items to events). */
+  private release(slackMs: number): void {
+    const now = this.now() - slackMs;
     while (this.items.length > 0 && (this.items[0]?.due ?? Number.POSITIVE_INFINITY) <= now) {
       const item = this.items.shift();
-      item?.release(now - item.queuedAt);
+      item?.release(now + slackMs - item.queuedAt);
     }
     this.arm();
   }
 
   private arm(): void {
-    const next = this.items[0]?.due;
-    if (next === undefined) {
+    const earliest = this.items[0]?.due;
+    if (earliest === undefined) {
       if (this.timer !== null) clearTimeout(this.timer);
       this.timer = null;
       this.timerDue = Number.POSITIVE_INFINITY;
       return;
     }
+    const next = earliest + this.timerSlackMs;
     if (this.timer !== null && this.timerDue <= next) return;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timerDue = next;
@@ -65,7 +75,7 @@ export class DueQueue {
       () => {
         this.timer = null;
         this.timerDue = Number.POSITIVE_INFINITY;
-        this.drain();
+        this.release(this.timerSlackMs);
         this.onTimerDrain();
       },
       Math.max(0, next - this.now()),

@@ -27,13 +27,6 @@ export class LagTracker {
     this.sends.length = 0;
   }
 
-  /** Batches sent after `time` and not yet acked. */
-  sentAfter(time: number): number {
-    let n = 0;
-    for (let i = this.sends.length - 1; i >= 0 && (this.sends[i]?.sentAt ?? 0) > time; i--) n++;
-    return n;
-  }
-
   oldestSentAt(): number | null {
     return this.sends[0]?.sentAt ?? null;
   }

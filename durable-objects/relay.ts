@@ -62,8 +62,6 @@ export function asAck(ack: AckRequest): AppendResponse {
 const MIN_BACKOFF_MS = 20;
 /** Unacked batches allowed, in windows, when acks are deferred and some fall due late. */
 const MAX_UNACKED_WINDOWS = 2;
-/** Least spacing of the empty messages that fetch due acks. */
-const MIN_COLLECT_GAP_MS = 5;
 const MAX_BACKOFF_MS = 2_000;
 
 export class Relay {
@@ -102,6 +100,11 @@ export class Relay {
   snapshots = 0;
   /** Batches sent and not yet acked: the window, and the lag's anchor. */
   readonly lag = new LagTracker();
+  /**
+   * Acks the replica holds back (debug_ack_delay_ms): each batch's last LSN and
+   * the time from which a message to the replica is sure to find its ack due.
+   */
+  private readonly heldAcks: { lastLsn: number; dueAt: number }[] = [];
 
   constructor(
     readonly id: string,
@@ -159,8 +162,9 @@ export class Relay {
    * ack call.
    */
   private awaitingAcks(now: number): number {
-    const delay = this.host.settings().ackDelayMs;
-    return delay > 0 ? this.lag.sentAfter(now - delay) : this.lag.size;
+    let due = 0;
+    for (const held of this.heldAcks) if (held.dueAt <= now) due++;
+    return this.lag.size - due;
   }
 
   /**
@@ -169,13 +173,33 @@ export class Relay {
    * if no message comes for a while after it fell due.
    */
   private collectDueAcks(now: number): void {
-    const delay = this.host.settings().ackDelayMs;
-    const oldest = this.lag.oldestSentAt();
-    // A call still out brings due acks back with its reply, which pumps again.
-    if (delay === 0 || oldest === null || this.inFlight > 0) return;
-    const collectAt = Math.max(oldest + delay, this.lastSentAt + MIN_COLLECT_GAP_MS);
-    if (now < collectAt) this.host.scheduleCollect(this.id, collectAt);
-    else this.send([]);
+    const dueAt = this.heldAcks[0]?.dueAt;
+    // A message sent since the ack fell due brings it back with its reply.
+    if (dueAt === undefined || this.lastSentAt >= dueAt) return;
+    if (now < dueAt) this.host.scheduleCollect(this.id, dueAt);
+    else if (this.inFlight < this.host.window()) this.send([]);
+  }
+
+  /**
+   * A reply said the replica holds the ack (debug_ack_delay_ms). The replica
+   * got the message before this reply arrived, so the ack is due there by
+   * `now + delay` on any clock running at the same rate: a message sent from
+   * then on finds it due.
+   */
+  private expectHeldAck(lastLsn: number | null, sentAt: number, now: number): void {
+    const dueAt = now + this.host.settings().ackDelayMs;
+    // A message sent after the earliest held ack fell due came back without it
+    // (the replica lost it in a restart): the replica deferred an ack of its
+    // position with this message, and that one covers the batch if it has it.
+    const first = this.heldAcks[0];
+    if (first !== undefined && first.dueAt <= sentAt) first.dueAt = dueAt;
+    if (lastLsn !== null && lastLsn > this.ackedLsn) this.heldAcks.push({ lastLsn, dueAt });
+  }
+
+  /** The stream restarted (a gap, a failure, a mode change): nothing is outstanding. */
+  private forgetOutstanding(): void {
+    this.lag.reset();
+    this.heldAcks.length = 0;
   }
 
   /** Sends a heartbeat if nothing went out for heartbeat_ms and the window has room. */
@@ -212,13 +236,19 @@ export class Relay {
     this.host.append(this.id, this.stub, request).then(
       (response) =>
         response.refused === undefined
-          ? this.onResponse(generation, response, records.length > 0)
+          ? this.onResponse(generation, response, last?.lsn ?? null, sentAt)
           : this.onError(generation, new Error(response.refused)),
       (error: unknown) => this.onError(generation, error),
     );
   }
 
-  private onResponse(generation: number, response: AppendResponse, carried: boolean): void {
+  private onResponse(
+    generation: number,
+    response: AppendResponse,
+    lastLsn: number | null,
+    sentAt: number,
+  ): void {
+    const carried = lastLsn !== null;
     this.inFlight--;
     this.failures = 0;
     // Only a batch that went through ends the backoff: a replica that answers
@@ -237,7 +267,7 @@ export class Relay {
         // The replica is behind what we sent: start a new generation from its position.
         this.generation++;
         this.sentLsn = response.appliedLsn;
-        this.lag.reset();
+        this.forgetOutstanding();
       }
     }
     if (response.rebuilding && !this.snapshotting) {
@@ -247,6 +277,9 @@ export class Relay {
     }
     if (!response.ackDeferred) this.takeAck(response, carried, now);
     if (response.dueAck !== undefined) this.takeAck(asAck(response.dueAck), true, now);
+    if (response.ackDeferred && generation === this.generation) {
+      this.expectHeldAck(lastLsn, sentAt, now);
+    }
     this.pump();
   }
 
@@ -263,6 +296,9 @@ export class Relay {
     this.lastAckAt = now;
     if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;
     this.lag.acked(this.ackedLsn);
+    while ((this.heldAcks[0]?.lastLsn ?? Number.POSITIVE_INFINITY) <= this.ackedLsn) {
+      this.heldAcks.shift();
+    }
     this.host.onAck(this.id, response, now - response.echoSentAt, carried);
   }
 
@@ -279,7 +315,7 @@ export class Relay {
       this.generation++;
       this.stub = this.host.newStub(this.id);
       this.sentLsn = null;
-      this.lag.reset();
+      this.forgetOutstanding();
       this.backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, this.backoffMs * 2));
       this.retryAt = this.host.now() + this.backoffMs;
       this.host.scheduleRestart(this.id, this.retryAt);
@@ -301,14 +337,14 @@ export class Relay {
   retire(): void {
     this.retired = true;
     this.generation++;
-    this.lag.reset();
+    this.forgetOutstanding();
   }
 
   /** Fault hook: cut or restore the link; on restore the relay asks where the replica is. */
   setDisconnected(disconnected: boolean): void {
     this.disconnected = disconnected;
     this.generation++;
-    this.lag.reset();
+    this.forgetOutstanding();
     if (disconnected) {
       this.failures++;
       this.lastError = "disconnected by the fault hook";
@@ -324,7 +360,7 @@ export class Relay {
     if (this.sentLsn === null || this.pulling || this.snapshotting) return;
     this.generation++;
     this.sentLsn = Math.max(0, lsn);
-    this.lag.reset();
+    this.forgetOutstanding();
     this.pump();
   }
 
@@ -332,7 +368,7 @@ export class Relay {
     this.snapshotting = true;
     this.pulling = false;
     this.generation++;
-    this.lag.reset();
+    this.forgetOutstanding();
   }
 
   /** The replica installed a snapshot at `lsn`: stream from there. */
@@ -360,7 +396,7 @@ export class Relay {
     if (this.pulling) return;
     this.pulling = true;
     this.generation++;
-    this.lag.reset();
+    this.forgetOutstanding();
     this.heartbeatNow();
   }
 
@@ -370,7 +406,7 @@ export class Relay {
     this.pulling = false;
     this.generation++;
     this.sentLsn = throughLsn;
-    this.lag.reset();
+    this.forgetOutstanding();
     this.pump();
   }
 

@@ -36,10 +36,10 @@ export class ReplicaDO extends DurableObject<Env> {
   private identity = "";
   private stopped = false;
   private leaseUntil = 0;
-  // Acks that fall due ride on the next reply; only a replica that hears nothing for
-  // OWN_ACK_GRACE_MS after an ack fell due sends it on its own.
-  private readonly ackDelays = new DueQueue(undefined, () => this.flushAckSoon());
-  private ownAckTimer: ReturnType<typeof setTimeout> | null = null;
+  // Acks that fall due ride on the next reply. The master's relay sends a message
+  // when an ack falls due, so the queue's timer fires OWN_ACK_GRACE_MS late: only a
+  // replica that heard nothing since sends the ack as its own call.
+  private readonly ackDelays = new DueQueue(undefined, () => this.flushAck(), OWN_ACK_GRACE_MS);
   private pulling = false;
   /** Set while a snapshot is being installed: no applies, no reads. */
   private rebuilding = false;
@@ -144,20 +144,6 @@ export class ReplicaDO extends DurableObject<Env> {
     this.ackSentLsn = ack.appliedLsn;
     // The effective delay runs until the ack leaves, not until it fell due.
     return { ...ack, ackDelayedMs: ack.ackDelayedMs + (performance.now() - this.readyAckSince) };
-  }
-
-  /**
-   * An ack fell due with no message to ride on. The master's relay fetches due
-   * acks itself (with its next batch, or an empty message), so the replica
-   * waits a grace period before sending one on its own: two calls per batch
-   * would double the cost of the delayed path.
-   */
-  private flushAckSoon(): void {
-    if (this.ownAckTimer !== null) return;
-    this.ownAckTimer = setTimeout(() => {
-      this.ownAckTimer = null;
-      this.flushAck();
-    }, OWN_ACK_GRACE_MS);
   }
 
   /** No reply to ride on: the due ack goes out as its own call. */

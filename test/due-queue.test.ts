@@ -135,3 +135,35 @@ describe("DueQueue", () => {
     expect(queue.size).toBe(0);
   });
 });
+
+describe("DueQueue with timer slack", () => {
+  it("fires the fallback timer the slack after the earliest due time, not at it", async () => {
+    const started = performance.now();
+    const queue = new DueQueue(undefined, undefined, 150);
+    let waited = -1;
+    let releasedAt = 0;
+    const released = queue.wait(20).then((w) => {
+      waited = w;
+      releasedAt = performance.now();
+    });
+    await new Promise((r) => setTimeout(r, 80));
+    // Due after 20 ms, but nobody drained and the timer is not due until 170 ms.
+    expect(waited).toBe(-1);
+    expect(queue.size).toBe(1);
+    await released;
+    expect(releasedAt - started).toBeGreaterThanOrEqual(160);
+    // The item reports how long it really waited.
+    expect(waited).toBeGreaterThanOrEqual(160);
+  });
+
+  it("a drain still releases what is due at once", async () => {
+    const clock = fakeClock(0);
+    const queue = new DueQueue(clock.now, undefined, LONG);
+    const released: string[] = [];
+    void queue.wait(10).then(() => released.push("a"));
+    clock.set(10);
+    queue.drain();
+    await settle();
+    expect(released).toEqual(["a"]);
+  });
+});
