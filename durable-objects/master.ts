@@ -305,6 +305,7 @@ export class MasterDO extends DurableObject<Env> {
         entry.relay.heartbeatIfDue();
         entry.relay.pump();
         this.replicas.checkUnreachable(entry, now);
+        if (this.replicas.checkRejoin(entry)) this.waiter.requestPass();
       }
       this.replicas.purgeDeparted(now);
       this.jobs.at("heartbeat", now + this.heartbeatEvery());

@@ -154,15 +154,24 @@ export class ReplicaSet {
     }
     if (entry.state !== "coherent") {
       entry.state = "catching-up";
-      const tunables = this.host.tunables();
-      const penaltyOver = Date.now() - entry.demotedAt >= tunables.coherency_rejoin_penalty_ms;
-      if (penaltyOver && entry.relay.ackedLsn >= this.host.rejoinThreshold()) {
-        this.markCoherent(entry);
-      } else {
-        this.choosePullMode(entry);
-      }
+      if (!this.checkRejoin(entry)) this.choosePullMode(entry);
     }
     this.host.requestPass();
+  }
+
+  /**
+   * The rejoin rule: a replica whose acks are arriving rejoins once it has
+   * reached the rejoin threshold and its penalty is over. Checked on every ack,
+   * and by the heartbeat job: a replica that caught up during its penalty may
+   * send no further ack (deferred acks go out once per LSN) until the next write.
+   */
+  checkRejoin(entry: ReplicaEntry): boolean {
+    if (entry.state !== "catching-up") return false;
+    const penaltyOver =
+      Date.now() - entry.demotedAt >= this.host.tunables().coherency_rejoin_penalty_ms;
+    if (!penaltyOver || entry.relay.ackedLsn < this.host.rejoinThreshold()) return false;
+    this.markCoherent(entry);
+    return true;
   }
 
   onFailure(id: string, now: number): void {

@@ -184,3 +184,34 @@ describe("master crash with deferred acks (debug_ack_delay_ms), 4 replicas", () 
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
+
+describe("rejoin with deferred acks (debug_ack_delay_ms), 4 replicas", () => {
+  it("a replica that caught up during its rejoin penalty becomes coherent when the penalty ends, without new writes", async () => {
+    const penaltyMs = 1500;
+    const c = await setup("rejoinidle", {
+      debug_fault_injection: true,
+      debug_ack_delay_ms: 30,
+      rep_timeout_ms: 200,
+      coherency_lease_ms: 200,
+      coherency_rejoin_penalty_ms: penaltyMs,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await call("POST", `/admin/clusters/${c}/replicas/replica-2/stop`)).status).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('x')" }])).status).toBe(200);
+    }
+    const demoted = Date.now();
+    expect((await call("POST", `/admin/clusters/${c}/replicas/replica-2/start`)).status).toBe(200);
+    const lsn = (await status(c)).body.master.lsn;
+    const replica2 = async () => (await status(c)).body.replicas.find((r) => r.id === "replica-2");
+    // It catches up at once, but the penalty keeps it out of the wait sets for now.
+    await waitUntil("replica-2 caught up", async () => (await replica2())?.ackedLsn === lsn);
+    expect((await replica2())?.state).toBe("catching-up");
+    await waitUntil(
+      "replica-2 coherent",
+      async () => (await replica2())?.state === "coherent",
+      5_000,
+    );
+    expect(Date.now() - demoted).toBeGreaterThanOrEqual(penaltyMs - 400);
+  });
+});
