@@ -142,7 +142,15 @@ const SPECS = {
     min: 1,
     max: 64,
     description:
-      "Batches in flight per replica; what accumulates while the window is full goes out as the next batch.",
+      "Batches sent and not yet acked per replica; what accumulates while the window is full goes out as the next batch.",
+  },
+  relay_calls_in_flight: {
+    type: "int",
+    default: 2,
+    min: 1,
+    max: 64,
+    description:
+      "Append calls in flight per replica. Fewer calls carry larger batches: each call costs every replica a transaction, so under load two calls batch better than eight.",
   },
   relay_batch_max_records: {
     type: "int",

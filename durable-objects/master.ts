@@ -214,6 +214,7 @@ export class MasterDO extends DurableObject<Env> {
     masterLsn: () => this.lsn,
     term: () => this.currentTerm,
     window: () => this.tunables.relay_window,
+    callsInFlight: () => this.tunables.relay_calls_in_flight,
     batchMaxRecords: () => this.tunables.relay_batch_max_records,
     heartbeatMs: () => this.tunables.heartbeat_ms,
     settings: (): ReplicaSettings => ({

@@ -1,8 +1,10 @@
 /**
  * A relay streams the master's log to one replica over typed DO RPC, in LSN
- * order, pipelined: up to `relay_window` batches in flight on one stub (calls
- * on one stub arrive in order), and whatever accumulates while the window is
- * full goes out as the next batch. It never waits for one batch's ack before
+ * order, pipelined: up to `relay_calls_in_flight` calls and `relay_window`
+ * unacked batches on one stub (calls on one stub arrive in order), and
+ * whatever accumulates while either is full goes out as the next batch. Few
+ * calls in flight make large batches: every call costs the replica a
+ * transaction, so under load batching is what keeps up. It never waits for one batch's ack before
  * sending the next, so an ack delay of D does not cap a replica at one batch
  * per D. A failed call breaks the stub: the relay makes a new one, backs off,
  * and resends from the last LSN the replica acked.
@@ -23,6 +25,7 @@ export interface RelayHost {
   masterLsn(): number;
   term(): number;
   window(): number;
+  callsInFlight(): number;
   batchMaxRecords(): number;
   heartbeatMs(): number;
   settings(): ReplicaSettings;
@@ -131,12 +134,13 @@ export class Relay {
       return;
     }
     const window = this.host.window();
+    const calls = this.host.callsInFlight();
     const now = this.host.now();
     // The window counts batches whose ack is still travelling, not calls not yet
     // answered: with deferred acks the calls return at once, and records would
     // trickle out one commit per call instead of accumulating into batches.
     while (
-      this.inFlight < window &&
+      this.inFlight < calls &&
       this.awaitingAcks(now) < window &&
       this.lag.size < window * MAX_UNACKED_WINDOWS &&
       this.sentLsn < this.host.masterLsn()
@@ -232,6 +236,7 @@ export class Relay {
       settings: this.host.settings(),
       records,
       pull: this.pulling,
+      ackedLsn: this.ackedLsn,
     };
     this.host.append(this.id, this.stub, request).then(
       (response) =>
