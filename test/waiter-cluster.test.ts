@@ -4,7 +4,16 @@
  * comparing each case with the inline wait").
  */
 import { describe, expect, it } from "vitest";
-import { call, exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
+import {
+  call,
+  exec,
+  freshCluster,
+  patchTunables,
+  query,
+  status,
+  verify,
+  waitUntil,
+} from "./helpers";
 
 interface WaiterStatus {
   outstanding: number;
@@ -275,5 +284,30 @@ describe("debug_ack_delay_ms under steady load, 4 replicas", () => {
     // empty one sent to fetch it), not as a call of its own: one call per batch.
     expect(delta("ackRttCount")).toBeGreaterThan(20);
     expect(delta("ackCalls")).toBeLessThan(delta("ackRttCount") * 0.1);
+  });
+});
+
+describe("relay_calls_in_flight, 4 replicas", () => {
+  it("fewer calls in flight carry the same burst of commits in fewer, larger batches", async () => {
+    const callsFor = async (callsInFlight: number) => {
+      const c = await setup(`calls${callsInFlight}`, { relay_calls_in_flight: callsInFlight });
+      const calls = async () =>
+        ((await status(c)).body.replicas as unknown as { calls: number }[]).reduce(
+          (sum, r) => sum + r.calls,
+          0,
+        );
+      const before = await calls();
+      const writes = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`b${i}`] }]),
+        ),
+      );
+      expect(writes.every((w) => w.status === 200)).toBe(true);
+      expect((await verify(c)).body.agree).toBe(true);
+      return (await calls()) - before;
+    };
+    const one = await callsFor(1);
+    const many = await callsFor(32);
+    expect(one * 2).toBeLessThan(many);
   });
 });
