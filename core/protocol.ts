@@ -92,6 +92,12 @@ export interface AppendRequest {
    * should pull the log in order from the master until it is caught up.
    */
   pull: boolean;
+  /**
+   * Highest LSN the master has taken an ack for from this replica. A deferred
+   * ack past it may have been lost (a reply that never arrived, a master that
+   * restarted): the replica acks it again.
+   */
+  ackedLsn: number;
 }
 
 /** Master -> replica: one step of rebuilding it from a snapshot (see SnapshotSource). */

@@ -51,8 +51,6 @@ export class ReplicaDO extends DurableObject<Env> {
   private readyAck: AckRequest | null = null;
   private readyAckSince = 0;
   private ackSentLsn = 0;
-  /** The master term the deferred acks went to: a new incarnation has heard none of them. */
-  private ackTerm = 0;
   private masterForAcks: DurableObjectStub<MasterDO> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -97,10 +95,8 @@ export class ReplicaDO extends DurableObject<Env> {
     if (request.pull && request.masterLsn > this.appliedLsn && !this.rebuilding) {
       this.startPulling(request);
     }
-    if (request.term !== this.ackTerm) {
-      this.ackTerm = request.term;
-      this.ackSentLsn = 0;
-    }
+    // Acks the master has not taken may be lost: they go again.
+    if (request.ackedLsn < this.ackSentLsn) this.ackSentLsn = request.ackedLsn;
     const appliedLsn = this.appliedLsn;
     const ackDeferred = request.settings.ackDelayMs > 0 && !outcome.gap;
     if (ackDeferred) this.deferAck(request, appliedLsn);

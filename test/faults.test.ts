@@ -215,3 +215,37 @@ describe("rejoin with deferred acks (debug_ack_delay_ms), 4 replicas", () => {
     expect(Date.now() - demoted).toBeGreaterThanOrEqual(penaltyMs - 400);
   });
 });
+
+describe("lost acks with deferred acks (debug_ack_delay_ms), 4 replicas", () => {
+  it("an ack lost with a reply is sent again, so every replica reaches the master's LSN without new writes", async () => {
+    const c = await setup("lostack", {
+      debug_fault_injection: true,
+      debug_ack_delay_ms: 30,
+      rep_timeout_ms: 200,
+      coherency_lease_ms: 200,
+      coherency_rejoin_penalty_ms: 0,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    // Every message is delivered twice for a while; the copy's reply goes nowhere, and so
+    // does an ack that rides on it.
+    const lossy = await call("POST", `/admin/clusters/${c}/faults`, {
+      body: { seed: 3, duplicate: 1, delayMs: 40 },
+    });
+    expect(lossy.status).toBe(200);
+    const writes = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`l${i}`] }]),
+      ),
+    );
+    expect(writes.map((w) => w.status)).toEqual([200, 200, 200, 200]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await call("POST", `/admin/clusters/${c}/faults`, { body: {} })).status).toBe(200);
+    const lsn = (await status(c)).body.master.lsn;
+    await waitUntil(
+      "every replica acked the master's LSN and is coherent",
+      async () =>
+        (await status(c)).body.replicas.every((r) => r.ackedLsn === lsn && r.state === "coherent"),
+      5_000,
+    );
+  });
+});
