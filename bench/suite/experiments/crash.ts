@@ -27,7 +27,7 @@ export interface CrashPlan {
 
 export function plan(full: boolean): CrashPlan {
   return full
-    ? { clients: [64, 256], warmupSeconds: 2, beforeSeconds: 15, afterSeconds: 30, repeats: 3 }
+    ? { clients: [64, 256], warmupSeconds: 2, beforeSeconds: 10, afterSeconds: 20, repeats: 3 }
     : { clients: [64], warmupSeconds: 1, beforeSeconds: 3, afterSeconds: 5, repeats: 1 };
 }
 
