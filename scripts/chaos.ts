@@ -8,6 +8,7 @@
  * duplicated or stale, and every replica recovered.
  *
  *   npm run chaos -- --seconds 120 --seed 1 [--clients 8] [--fault-every 1000] [--url URL]
+ *                    [--tunables '{"debug_ack_delay_ms": 30}']   (over the chaos defaults)
  *
  * A failing run prints its seed and writes its history to a JSON file: the seed
  * replays the same decisions (operations, faults, each message's fate).
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     "fault-every": { type: "string", default: "1000" },
     url: { type: "string" },
     cluster: { type: "string" },
+    tunables: { type: "string", default: "{}" },
   },
 });
 
@@ -86,7 +88,7 @@ try {
     replicaCrashes: true,
     partitions: true,
     messages: CHAOS_MESSAGES,
-    tunables: CHAOS_TUNABLES,
+    tunables: { ...CHAOS_TUNABLES, ...(JSON.parse(values.tunables) as Record<string, unknown>) },
     convergeMs: 60_000,
     send,
     log,
@@ -113,7 +115,8 @@ try {
       if (list.length > 10) console.log(`  ${name}: ... ${list.length - 10} more`);
     }
     console.log(`FAIL: seed ${seed}; history in ${file}`);
-    console.log(`reproduce: npm run chaos -- --seconds ${seconds} --seed ${seed}`);
+    const extra = values.tunables === "{}" ? "" : ` --tunables '${values.tunables}'`;
+    console.log(`reproduce: npm run chaos -- --seconds ${seconds} --seed ${seed}${extra}`);
   }
 } catch (error) {
   console.error(`chaos run aborted (seed ${seed}):`, error);
