@@ -146,11 +146,11 @@ const SPECS = {
   },
   relay_calls_in_flight: {
     type: "int",
-    default: 2,
+    default: 4,
     min: 1,
     max: 64,
     description:
-      "Append calls in flight per replica. Fewer calls carry larger batches: each call costs every replica a transaction, so under load two calls batch better than eight.",
+      "Append calls in flight per replica. Fewer calls carry larger batches: each call costs every replica a transaction, so under load four calls batch better than eight.",
   },
   relay_batch_max_records: {
     type: "int",
