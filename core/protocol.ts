@@ -98,6 +98,11 @@ export interface AppendRequest {
    * restarted): the replica acks it again.
    */
   ackedLsn: number;
+  /**
+   * An empty message sent to fetch a held ack (debug_ack_delay_ms): the replica
+   * answers after this many milliseconds, when the ack is due.
+   */
+  holdMs?: number;
 }
 
 /** Master -> replica: one step of rebuilding it from a snapshot (see SnapshotSource). */

@@ -231,7 +231,6 @@ export class MasterDO extends DurableObject<Env> {
     newStub: (id) => this.replicaStub(id),
     append: (id, stub, request) => this.faults.append(id, stub, request),
     scheduleRestart: (id, at) => this.jobs.at(`relay-restart:${id}`, at),
-    scheduleCollect: (id, at) => this.jobs.atLatest(`relay-collect:${id}`, at),
     truncatedThrough: () => this.truncatedThrough,
     requestSnapshot: (id) => this.requestSnapshot(id),
   };
@@ -329,9 +328,6 @@ export class MasterDO extends DurableObject<Env> {
     }
     if (job.startsWith("relay-restart:")) {
       this.replicas.get(job.slice("relay-restart:".length))?.relay.retryNow();
-    }
-    if (job.startsWith("relay-collect:")) {
-      this.replicas.get(job.slice("relay-collect:".length))?.relay.pump();
     }
   }
 

@@ -43,8 +43,6 @@ export interface RelayHost {
   ): Promise<AppendResponse>;
   /** Asks the master's scheduler to call `retryNow` at `at` (relay restarts are scheduled jobs). */
   scheduleRestart(id: string, at: number): void;
-  /** Asks the master's scheduler to call `pump` at `at`, when a deferred ack falls due. */
-  scheduleCollect(id: string, at: number): void;
   /** Log records through this LSN are gone: a replica that needs them gets a snapshot. */
   truncatedThrough(): number;
   requestSnapshot(id: string): void;
@@ -108,6 +106,8 @@ export class Relay {
    * the time from which a message to the replica is sure to find its ack due.
    */
   private readonly heldAcks: { lastLsn: number; dueAt: number }[] = [];
+  /** An empty message is out fetching a held ack (the replica answers when it is due). */
+  private collecting = false;
 
   constructor(
     readonly id: string,
@@ -134,7 +134,8 @@ export class Relay {
       return;
     }
     const window = this.host.window();
-    const calls = this.host.callsInFlight();
+    // A held fetch (below) waits at the replica; it does not take a batch's place.
+    const calls = this.host.callsInFlight() + (this.collecting ? 1 : 0);
     const now = this.host.now();
     // The window counts batches whose ack is still travelling, not calls not yet
     // answered: with deferred acks the calls return at once, and records would
@@ -172,16 +173,20 @@ export class Relay {
   }
 
   /**
-   * With deferred acks and nothing to send, the relay fetches a due ack with an
-   * empty message (a commit waits on it). The replica sends it on its own only
-   * if no message comes for a while after it fell due.
+   * With deferred acks and nothing to send, the relay fetches the earliest held
+   * ack with an empty message that the replica answers when the ack is due
+   * (`holdMs`). Waiting inside the call, not on a timer here: a timer set while
+   * handling a request that has ended can stay silent until the object's next
+   * event, and at the end of a burst there is none (the alarm came 1-2 s later).
+   * The replica sends an ack on its own only if no message comes for a while
+   * after it fell due.
    */
   private collectDueAcks(now: number): void {
     const dueAt = this.heldAcks[0]?.dueAt;
     // A message sent since the ack fell due brings it back with its reply.
-    if (dueAt === undefined || this.lastSentAt >= dueAt) return;
-    if (now < dueAt) this.host.scheduleCollect(this.id, dueAt);
-    else if (this.inFlight < this.host.window()) this.send([]);
+    if (dueAt === undefined || this.collecting || this.lastSentAt >= dueAt) return;
+    if (this.inFlight >= this.host.window()) return;
+    this.send([], Math.max(0, Math.ceil(dueAt - now)));
   }
 
   /**
@@ -215,8 +220,10 @@ export class Relay {
     this.send([]);
   }
 
-  private send(records: LogRecord[]): void {
+  private send(records: LogRecord[], holdMs = 0): void {
     const generation = this.generation;
+    const held = holdMs > 0;
+    if (held) this.collecting = true;
     const sentAt = this.host.now();
     const last = records[records.length - 1];
     if (last !== undefined) {
@@ -237,13 +244,19 @@ export class Relay {
       records,
       pull: this.pulling,
       ackedLsn: this.ackedLsn,
+      ...(held ? { holdMs } : {}),
     };
     this.host.append(this.id, this.stub, request).then(
-      (response) =>
-        response.refused === undefined
-          ? this.onResponse(generation, response, last?.lsn ?? null, sentAt)
-          : this.onError(generation, new Error(response.refused)),
-      (error: unknown) => this.onError(generation, error),
+      (response) => {
+        if (held) this.collecting = false;
+        if (response.refused === undefined) {
+          this.onResponse(generation, response, last?.lsn ?? null, sentAt);
+        } else this.onError(generation, new Error(response.refused));
+      },
+      (error: unknown) => {
+        if (held) this.collecting = false;
+        this.onError(generation, error);
+      },
     );
   }
 

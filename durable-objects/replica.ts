@@ -28,6 +28,8 @@ import { SNAPSHOT_ROWID_COLUMN } from "./snapshot-source";
 import { nodeChecksums, runQuery } from "./sql-helpers";
 
 const PULL_BATCH_RECORDS = 1000;
+/** Longest a fetch for a held ack may wait (debug_ack_delay_ms is at most a minute). */
+const MAX_HOLD_MS = 60_000;
 /** How long a due ack waits for a message to ride on before it goes out as its own call. */
 const OWN_ACK_GRACE_MS = 20;
 
@@ -70,6 +72,11 @@ export class ReplicaDO extends DurableObject<Env> {
 
   /** Applies a batch (or a heartbeat: no records) and returns the ack. */
   async append(request: AppendRequest): Promise<AppendResponse> {
+    // A fetch for a held ack waits here until the ack is due: a timer inside a
+    // live call fires when due, one set by a call that has ended may not.
+    if (request.holdMs !== undefined && request.holdMs > 0) {
+      await sleep(Math.min(request.holdMs, MAX_HOLD_MS));
+    }
     this.ackDelays.drain();
     if (this.stopped) return this.refusal(request);
     if (this.identity === "") this.setMeta("identity", `${request.cluster}/${request.replicaId}`);

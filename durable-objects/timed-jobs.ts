@@ -25,12 +25,6 @@ export class TimedJobs {
     this.arm();
   }
 
-  /** Schedules `job` at `at` unless it is already due sooner (cheap to call often). */
-  atLatest(job: string, at: number): void {
-    this.scheduler.atLatest(job, at);
-    this.arm();
-  }
-
   cancel(job: string): void {
     this.scheduler.cancel(job);
   }

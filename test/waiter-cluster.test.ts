@@ -311,3 +311,25 @@ describe("relay_calls_in_flight, 4 replicas", () => {
     expect(one * 2).toBeLessThan(many);
   });
 });
+
+describe("held acks at the end of a burst, 4 replicas", () => {
+  it("a commit waiting on held acks is answered about the ack delay later, with no other traffic", async () => {
+    const c = await setup("lone", { debug_ack_delay_ms: 100 });
+    await new Promise((r) => setTimeout(r, 400));
+    const waits: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      // A burst of four, then nothing: the last acks must be fetched without new commits.
+      const started = Date.now();
+      const writes = await Promise.all(
+        Array.from({ length: 4 }, (_, n) =>
+          exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`lone${i}-${n}`] }]),
+        ),
+      );
+      expect(writes.every((w) => w.status === 200)).toBe(true);
+      waits.push(Date.now() - started);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(95);
+    expect(Math.max(...waits)).toBeLessThan(600);
+  });
+});
