@@ -9,7 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Result } from "../core/errors";
 import { type ExecResponse, masterObjectName } from "../core/protocol";
 import type { MasterDO } from "../durable-objects/master";
-import { percentile } from "./stats";
+import { type LoadSummary, summarizeLoad } from "./stats";
 
 export interface RunRequest {
   cluster: string;
@@ -50,17 +50,7 @@ export interface CrashRunResult {
 const UNKNOWN_OUTCOME = new Set(["UNAVAILABLE", "COMMIT_TIMEOUT", "NOT_DURABLE"]);
 const MAX_ATTEMPTS = 40;
 
-export interface RunResult {
-  driver: "in-runtime";
-  clients: number;
-  seconds: number;
-  inserts: number;
-  insertsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-  firstError: string | null;
-}
+export type RunResult = LoadSummary<"in-runtime">;
 
 async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
@@ -226,17 +216,6 @@ export class BenchDriver extends DurableObject<Env> {
     const startedAt = Date.now();
     await Promise.all(tables.map(client));
     const measured = (Date.now() - startedAt) / 1000 - request.warmupSeconds;
-    latencies.sort((a, b) => a - b);
-    return {
-      driver: "in-runtime",
-      clients: request.clients,
-      seconds: Math.round(measured * 10) / 10,
-      inserts: latencies.length,
-      insertsPerSecond: Math.round(latencies.length / measured),
-      p50Ms: Math.round(percentile(latencies, 50)),
-      p99Ms: Math.round(percentile(latencies, 99)),
-      errors: errors.length,
-      firstError: errors[0] ?? null,
-    };
+    return summarizeLoad("in-runtime", request.clients, measured, latencies, errors);
   }
 }

@@ -5,3 +5,38 @@ export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
+
+/** What a load run reports, whichever driver ran it. */
+export interface LoadSummary<D extends string> {
+  driver: D;
+  clients: number;
+  seconds: number;
+  inserts: number;
+  insertsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  firstError: string | null;
+}
+
+/** Sorts `latencies` (ms of the measured inserts) and summarizes a run of `measuredSeconds`. */
+export function summarizeLoad<D extends string>(
+  driver: D,
+  clients: number,
+  measuredSeconds: number,
+  latencies: number[],
+  errors: readonly string[],
+): LoadSummary<D> {
+  latencies.sort((a, b) => a - b);
+  return {
+    driver,
+    clients,
+    seconds: Math.round(measuredSeconds * 10) / 10,
+    inserts: latencies.length,
+    insertsPerSecond: Math.round(latencies.length / measuredSeconds),
+    p50Ms: Math.round(percentile(latencies, 50)),
+    p99Ms: Math.round(percentile(latencies, 99)),
+    errors: errors.length,
+    firstError: errors[0] ?? null,
+  };
+}

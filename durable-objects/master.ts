@@ -761,16 +761,11 @@ export class MasterDO extends DurableObject<Env> {
   }
 
   async crash(cluster: string): Promise<Result<{ crashed: true }>> {
-    try {
-      this.ensureCluster(cluster);
-      this.requireFaults();
-    } catch (error) {
-      if (error instanceof ApiError) return fail(error);
-      throw error;
-    }
-    // Reset after this reply leaves, so the caller learns the crash was accepted.
-    setTimeout(() => this.ctx.abort("crashed through the fault route"), 0);
-    return ok({ crashed: true });
+    return this.faultRoute(cluster, async () => {
+      // Reset after this reply leaves, so the caller learns the crash was accepted.
+      setTimeout(() => this.ctx.abort("crashed through the fault route"), 0);
+      return { crashed: true as const };
+    });
   }
 
   async setReplicaStopped(
@@ -815,16 +810,11 @@ export class MasterDO extends DurableObject<Env> {
     cluster: string,
     config: MessageFaultConfig,
   ): Promise<Result<{ messages: MessageFaultConfig }>> {
-    try {
-      this.ensureCluster(cluster);
-      this.requireFaults();
-    } catch (error) {
-      if (error instanceof ApiError) return fail(error);
-      throw error;
-    }
-    this.store.setMeta("message_faults", JSON.stringify(config));
-    this.faults.configure(config);
-    return ok({ messages: config });
+    return this.faultRoute(cluster, async () => {
+      this.store.setMeta("message_faults", JSON.stringify(config));
+      this.faults.configure(config);
+      return { messages: config };
+    });
   }
 
   async setReplicaDelay(
@@ -892,21 +882,29 @@ export class MasterDO extends DurableObject<Env> {
   }
 
   /** The shared frame of the replica fault hooks: enabled, replica known, errors as values. */
-  private async faultHook<T>(
-    cluster: string,
-    id: string,
-    act: (entry: ReplicaEntry) => Promise<T>,
-  ): Promise<Result<T>> {
+  /** A fault route: refused unless debug_fault_injection is on; API errors become results. */
+  private async faultRoute<T>(cluster: string, act: () => Promise<T>): Promise<Result<T>> {
     try {
       this.ensureCluster(cluster);
       this.requireFaults();
-      const entry = this.replicas.get(id);
-      if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
-      return ok(await act(entry));
+      return ok(await act());
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;
     }
+  }
+
+  /** A fault route aimed at one replica. */
+  private faultHook<T>(
+    cluster: string,
+    id: string,
+    act: (entry: ReplicaEntry) => Promise<T>,
+  ): Promise<Result<T>> {
+    return this.faultRoute(cluster, () => {
+      const entry = this.replicas.get(id);
+      if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+      return act(entry);
+    });
   }
 
   replicaIds(cluster: string): string[] {

@@ -3,7 +3,7 @@
  * route, each into its own table with one insert in flight, as a user's client
  * would (the dev server's proxy included).
  */
-import { percentile } from "../stats.ts";
+import { summarizeLoad } from "../stats.ts";
 import { DATA_TOKEN } from "./cluster.ts";
 import type { LoadRequest, LoadResult } from "./load.ts";
 
@@ -80,18 +80,7 @@ export async function runHttpLoad(request: LoadRequest): Promise<LoadResult> {
   };
   await Promise.all(tables.map(client));
   const measured = (Date.now() - startedAt) / 1000 - request.warmupSeconds;
-  latencies.sort((a, b) => a - b);
-  return {
-    driver: "http",
-    clients: request.clients,
-    seconds: Math.round(measured * 10) / 10,
-    inserts: latencies.length,
-    insertsPerSecond: Math.round(latencies.length / measured),
-    p50Ms: Math.round(percentile(latencies, 50)),
-    p99Ms: Math.round(percentile(latencies, 99)),
-    errors: errors.length,
-    firstError: errors[0] ?? null,
-  };
+  return summarizeLoad("http", request.clients, measured, latencies, errors);
 }
 
 /** Clients inserting until stopped (for experiments that act on the cluster meanwhile). */
