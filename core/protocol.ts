@@ -256,6 +256,12 @@ export interface ClusterStatus {
 
 export const REPLICA_ID_PREFIX = "replica-";
 
+/**
+ * The reason the master's fault route resets it with. The reset throws this
+ * into the crash call itself, so the front door knows the crash took effect.
+ */
+export const MASTER_CRASH_REASON = "master crashed through the fault route";
+
 export function replicaId(index: number): string {
   return `${REPLICA_ID_PREFIX}${index}`;
 }

@@ -23,6 +23,7 @@ import {
   type QueryResponse,
   type ReplicaSettings,
   type StatementResult,
+  MASTER_CRASH_REASON,
   encodeBookmark,
   replicaId,
   replicaObjectName,
@@ -762,8 +763,10 @@ export class MasterDO extends DurableObject<Env> {
 
   async crash(cluster: string): Promise<Result<{ crashed: true }>> {
     return this.faultRoute(cluster, async () => {
-      // Reset after this reply leaves, so the caller learns the crash was accepted.
-      setTimeout(() => this.ctx.abort("crashed through the fault route"), 0);
+      // Resets the object now: the requests in flight fail, and this call throws
+      // MASTER_CRASH_REASON to its caller (a reset from a timer after the reply
+      // could land seconds late under load, after the writes it was meant to hit).
+      this.ctx.abort(MASTER_CRASH_REASON);
       return { crashed: true as const };
     });
   }

@@ -185,6 +185,44 @@ describe("master crash with deferred acks (debug_ack_delay_ms), 4 replicas", () 
   });
 });
 
+describe("master crash under load", () => {
+  it("resets the master before the route answers, failing the writes in flight with an unknown outcome", async () => {
+    // Acks held 400 ms keep every write below in flight when the crash lands.
+    const c = await setup("crashinflight", {
+      debug_fault_injection: true,
+      debug_ack_delay_ms: 400,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const termBefore = ((await status(c)).body.master as unknown as { term: number }).term;
+    const writes = Array.from({ length: 8 }, (_, i) =>
+      exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`w${i}`] }], `w${i}`),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const crash = await call("POST", `/admin/clusters/${c}/master/crash`);
+    expect(crash.status).toBe(202);
+    expect(crash.body).toEqual({ crashed: true });
+    // The next call already reaches the restarted master.
+    const termAfter = ((await status(c)).body.master as unknown as { term: number }).term;
+    expect(termAfter).toBeGreaterThan(termBefore);
+    const answers = await Promise.all(writes);
+    for (const answer of answers) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+      expect((answer.body.error as { code: string }).code).toBe("UNAVAILABLE");
+    }
+    // Each resend (same key) is answered once: from the saved result, or executed now.
+    for (let i = 0; i < 8; i++) {
+      const retry = await exec(
+        c,
+        [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`w${i}`] }],
+        `w${i}`,
+      );
+      expect(retry.status).toBe(200);
+    }
+    const rows = await query(c, "SELECT COUNT(*) AS n FROM t");
+    expect(rows.body.rows).toEqual([{ n: 8 }]);
+  });
+});
+
 describe("rejoin with deferred acks (debug_ack_delay_ms), 4 replicas", () => {
   it("a replica that caught up during its rejoin penalty becomes coherent when the penalty ends, without new writes", async () => {
     const penaltyMs = 1500;

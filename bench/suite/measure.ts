@@ -18,7 +18,7 @@ import { runInRuntimeLoad } from "./runtime-driver.ts";
 export interface Sample extends LoadResult, StatusDelta {
   /** Replicas that were not coherent when the run started (after waiting for them). */
   notCoherentAtStart: string[];
-  /** Replicas not coherent when the run ended. */
+  /** Replicas not coherent when the run ended, each with its state and reason. */
   notCoherentAtEnd: string[];
 }
 
@@ -73,7 +73,11 @@ export async function measurePoint(settings: RunSettings, spec: PointSpec): Prom
     ...result,
     ...statusDelta(before, after),
     notCoherentAtStart,
-    notCoherentAtEnd: after.replicas.filter((r) => r.state !== "coherent").map((r) => r.id),
+    notCoherentAtEnd: after.replicas
+      .filter((r) => r.state !== "coherent")
+      .map(
+        (r) => `${r.id} ${r.state}${r.incoherentReason === null ? "" : ` (${r.incoherentReason})`}`,
+      ),
   };
 }
 
@@ -90,7 +94,7 @@ export function describeSample(s: Sample): string {
   if (s.notCoherentAtStart.length > 0)
     parts.push(`not coherent at start: ${s.notCoherentAtStart.join(",")}`);
   if (s.notCoherentAtEnd.length > 0)
-    parts.push(`not coherent at end: ${s.notCoherentAtEnd.join(",")}`);
+    parts.push(`not coherent at end: ${s.notCoherentAtEnd.join("; ")}`);
   if (s.firstError !== null) parts.push(`first error: ${s.firstError.slice(0, 120)}`);
   return parts.join(", ");
 }
