@@ -209,7 +209,8 @@ describe("master crash under load", () => {
       expect(answer.status, JSON.stringify(answer.body)).toBe(503);
       expect((answer.body.error as { code: string }).code).toBe("UNAVAILABLE");
     }
-    // Each resend (same key) is answered once: from the saved result, or executed now.
+    // They had committed and were waiting for acks: each resend (same key) is
+    // answered from the result the old master saved, not executed again.
     for (let i = 0; i < 8; i++) {
       const retry = await exec(
         c,
@@ -217,6 +218,7 @@ describe("master crash under load", () => {
         `w${i}`,
       );
       expect(retry.status).toBe(200);
+      expect(retry.body.replayed).toBe(true);
     }
     const rows = await query(c, "SELECT COUNT(*) AS n FROM t");
     expect(rows.body.rows).toEqual([{ n: 8 }]);
