@@ -69,7 +69,8 @@ export class BenchDriver extends DurableObject<Env> {
    * Clients insert for `beforeSeconds`, the driver crashes the master through
    * its fault hook, and they go on for `afterSeconds`. An insert whose outcome
    * is unknown (the call threw, or an error that says "retry") is resent with
-   * the same Idempotency-Key on a new stub; every acknowledged insert is kept.
+   * the same Idempotency-Key (on a new stub if the call threw); every
+   * acknowledged insert is kept.
    */
   async crashRun(request: CrashRunRequest): Promise<CrashRunResult> {
     const tables = Array.from({ length: request.clients }, (_, i) => `k_${request.tag}_${i}`);
@@ -101,6 +102,9 @@ export class BenchDriver extends DurableObject<Env> {
       result.failed++;
       result.firstFailure ??= why;
     };
+    // A stub per client, as in run(), replaced after a call that threw (as a
+    // client reconnects after a broken connection).
+    const stubs = new Map(tables.map((t) => [t, this.master(request.cluster)]));
     const insert = async (table: string, n: number) => {
       const statements = [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [n] }];
       const requestHash = await sha256Hex(`rows\n${table}\n${JSON.stringify(statements)}`);
@@ -108,7 +112,8 @@ export class BenchDriver extends DurableObject<Env> {
         const sentAt = Date.now();
         let outcome: string;
         try {
-          const answer = (await this.master(request.cluster).exec({
+          const stub = stubs.get(table) ?? this.master(request.cluster);
+          const answer = (await stub.exec({
             cluster: request.cluster,
             kind: "rows",
             statements,
@@ -128,6 +133,7 @@ export class BenchDriver extends DurableObject<Env> {
           outcome = answer.error.code;
         } catch (error) {
           outcome = String(error);
+          stubs.set(table, this.master(request.cluster));
         }
         if (attempt >= MAX_ATTEMPTS) {
           fail(`gave up after ${attempt} attempts: ${outcome}`);
