@@ -69,7 +69,7 @@ const drivers = values.drivers.split(",").map((s) => s.trim()) as DriverName[];
 for (const d of drivers) {
   if (d !== "http" && d !== "in-runtime") throw new Error(`unknown driver ${d}`);
 }
-// Full mode's points are short so that every experiment fits in about 80 minutes
+// Full mode's points are short so that every experiment fits in about an hour
 // here; the repeats, alternating on and off, are what steady the ratios.
 const seconds = Number(values.seconds ?? (full ? 4 : 2));
 const warmupSeconds = Number(values.warmup ?? 1);
