@@ -282,8 +282,11 @@ describe("debug_ack_delay_ms under steady load, 4 replicas", () => {
     expect(delta("ackDelayTotalMs") / delta("ackRttCount")).toBeGreaterThanOrEqual(99);
     // A due ack goes back with the next message to its replica (a batch, or an
     // empty one sent to fetch it), not as a call of its own: one call per batch.
+    // When the load stops there is no next message, so each replica may send its
+    // last one or two on its own (11 of 72 on a busy 2-core machine); a relay
+    // without the ride-back sent 42 of 99.
     expect(delta("ackRttCount")).toBeGreaterThan(20);
-    expect(delta("ackCalls")).toBeLessThan(delta("ackRttCount") * 0.1);
+    expect(delta("ackCalls")).toBeLessThan(delta("ackRttCount") * 0.1 + 2 * after.length);
   });
 });
 
