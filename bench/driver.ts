@@ -7,7 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Result } from "../core/errors";
-import { type ExecResponse, MASTER_CRASH_REASON, masterObjectName } from "../core/protocol";
+import { type ExecResponse, isMasterCrash, masterObjectName } from "../core/protocol";
 import type { MasterDO } from "../durable-objects/master";
 import { type LoadSummary, summarizeLoad } from "./stats";
 
@@ -52,6 +52,8 @@ const MAX_ATTEMPTS = 40;
 
 export type RunResult = LoadSummary<"in-runtime">;
 
+const createTable = (table: string) => `CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v INTEGER)`;
+
 async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -65,6 +67,24 @@ export class BenchDriver extends DurableObject<Env> {
     return ns.get(ns.idFromName(masterObjectName(cluster)));
   }
 
+  /** One DDL statement per table, 500 to a transaction, so set-up does not eat the run. */
+  private async forEachTable(
+    cluster: string,
+    tables: string[],
+    statement: (table: string) => string,
+  ): Promise<void> {
+    for (let i = 0; i < tables.length; i += 500) {
+      const done = (await this.master(cluster).exec({
+        cluster,
+        kind: "exec",
+        statements: tables
+          .slice(i, i + 500)
+          .map((table) => ({ sql: statement(table), params: [] })),
+      })) as Result<ExecResponse>;
+      if (!done.ok) throw new Error(done.error.message);
+    }
+  }
+
   /**
    * Clients insert for `beforeSeconds`, the driver crashes the master through
    * its fault hook, and they go on for `afterSeconds`. An insert whose outcome
@@ -74,15 +94,7 @@ export class BenchDriver extends DurableObject<Env> {
    */
   async crashRun(request: CrashRunRequest): Promise<CrashRunResult> {
     const tables = Array.from({ length: request.clients }, (_, i) => `k_${request.tag}_${i}`);
-    const created = (await this.master(request.cluster).exec({
-      cluster: request.cluster,
-      kind: "exec",
-      statements: tables.map((table) => ({
-        sql: `CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v INTEGER)`,
-        params: [],
-      })),
-    })) as Result<ExecResponse>;
-    if (!created.ok) throw new Error(created.error.message);
+    await this.forEachTable(request.cluster, tables, createTable);
     const result: CrashRunResult = {
       tables,
       acked: Object.fromEntries(tables.map((t) => [t, []])),
@@ -157,7 +169,7 @@ export class BenchDriver extends DurableObject<Env> {
         throw new Error(refused.ok ? "the master did not reset" : refused.error.message);
       } catch (error) {
         // The reset throws its reason into the crash call: it has happened.
-        if (!(error instanceof Error && error.message.includes(MASTER_CRASH_REASON))) throw error;
+        if (!isMasterCrash(error)) throw error;
       }
       result.crashAt = Date.now();
     };
@@ -181,23 +193,8 @@ export class BenchDriver extends DurableObject<Env> {
 
   async run(request: RunRequest): Promise<RunResult> {
     this.stopRequested = false;
-    const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
-    const setup = ns.get(ns.idFromName(masterObjectName(request.cluster)));
     const tables = Array.from({ length: request.clients }, (_, i) => `b_${request.tag}_${i}`);
-    // One transaction creates every client's table, so set-up time does not eat the run.
-    const forEachTable = async (statement: (table: string) => string) => {
-      for (let i = 0; i < tables.length; i += 500) {
-        const done = (await setup.exec({
-          cluster: request.cluster,
-          kind: "exec",
-          statements: tables
-            .slice(i, i + 500)
-            .map((table) => ({ sql: statement(table), params: [] })),
-        })) as Result<ExecResponse>;
-        if (!done.ok) throw new Error(done.error.message);
-      }
-    };
-    await forEachTable((table) => `CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v INTEGER)`);
+    await this.forEachTable(request.cluster, tables, createTable);
     const latencies: number[] = [];
     const errors: string[] = [];
     const warmupUntil = Date.now() + request.warmupSeconds * 1000;
@@ -206,7 +203,7 @@ export class BenchDriver extends DurableObject<Env> {
     const client = async (table: string) => {
       // A stub per client, as the front door makes per request: calls on one
       // shared stub queue behind each other and starve every other caller.
-      const master = ns.get(ns.idFromName(masterObjectName(request.cluster)));
+      const master = this.master(request.cluster);
       for (let n = 0; Date.now() < until && !this.stopRequested; n++) {
         const statements = [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [n] }];
         const key = `${table}-${n}`;
@@ -234,7 +231,7 @@ export class BenchDriver extends DurableObject<Env> {
     const measured = (Date.now() - startedAt) / 1000 - request.warmupSeconds;
     // Points share a cluster, and SQLite's DDL cost grows with the schema: tables
     // left behind made each later point's set-up slower than the one before.
-    await forEachTable((table) => `DROP TABLE ${table}`);
+    await this.forEachTable(request.cluster, tables, (table) => `DROP TABLE ${table}`);
     return summarizeLoad("in-runtime", request.clients, measured, latencies, errors);
   }
 }

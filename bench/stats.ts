@@ -10,6 +10,7 @@ export function percentile(sorted: readonly number[], p: number): number {
 export interface LoadSummary<D extends string> {
   driver: D;
   clients: number;
+  /** Measured seconds (after the warm-up). */
   seconds: number;
   inserts: number;
   insertsPerSecond: number;

@@ -262,6 +262,11 @@ export const REPLICA_ID_PREFIX = "replica-";
  */
 export const MASTER_CRASH_REASON = "master crashed through the fault route";
 
+/** Whether a call failed because the master's fault route reset it (the crash took effect). */
+export function isMasterCrash(error: unknown): boolean {
+  return error instanceof Error && error.message.includes(MASTER_CRASH_REASON);
+}
+
 export function replicaId(index: number): string {
   return `${REPLICA_ID_PREFIX}${index}`;
 }

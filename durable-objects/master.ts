@@ -884,7 +884,6 @@ export class MasterDO extends DurableObject<Env> {
     });
   }
 
-  /** The shared frame of the replica fault hooks: enabled, replica known, errors as values. */
   /** A fault route: refused unless debug_fault_injection is on; API errors become results. */
   private async faultRoute<T>(cluster: string, act: () => Promise<T>): Promise<Result<T>> {
     try {

@@ -1,4 +1,5 @@
 /** What both load drivers report for one run. */
+import type { LoadSummary } from "../stats.ts";
 
 export type DriverName = "http" | "in-runtime";
 
@@ -19,15 +20,5 @@ export interface LoadRequest {
   token?: string;
 }
 
-export interface LoadResult {
-  driver: DriverName;
-  clients: number;
-  /** Measured seconds (after the warm-up). */
-  seconds: number;
-  inserts: number;
-  insertsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-  firstError: string | null;
-}
+/** One run's summary (bench/stats.ts builds it for both drivers). */
+export type LoadResult = LoadSummary<DriverName>;

@@ -4,7 +4,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { ApiError, type Result } from "../../core/errors";
-import { MASTER_CRASH_REASON } from "../../core/protocol";
+import { isMasterCrash } from "../../core/protocol";
 import { applyPatch, defaultTunables } from "../../core/tunables";
 import { checkCluster, forgetReplicaList, masterStub } from "../cluster";
 import { errorResponse, fromBody } from "../errors";
@@ -52,9 +52,7 @@ admin.post("/:cluster/master/crash", async (c) => {
   } catch (error) {
     // The reset throws its reason into this very call: the crash has happened,
     // and the requests it was serving have failed, before the route answers.
-    if (error instanceof Error && error.message.includes(MASTER_CRASH_REASON)) {
-      return c.json({ crashed: true }, 202);
-    }
+    if (isMasterCrash(error)) return c.json({ crashed: true }, 202);
     throw error;
   }
   if (!result.ok) return errorResponse(c, fromBody(result.error));
