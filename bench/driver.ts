@@ -197,8 +197,10 @@ export class BenchDriver extends DurableObject<Env> {
     await this.forEachTable(request.cluster, tables, createTable);
     const latencies: number[] = [];
     const errors: string[] = [];
-    const warmupUntil = Date.now() + request.warmupSeconds * 1000;
+    const startedAt = Date.now();
+    const warmupUntil = startedAt + request.warmupSeconds * 1000;
     const until = warmupUntil + request.seconds * 1000;
+    const perSecond: number[] = [];
 
     const client = async (table: string) => {
       // A stub per client, as the front door makes per request: calls on one
@@ -220,18 +222,24 @@ export class BenchDriver extends DurableObject<Env> {
             requestHash,
           })) as Result<ExecResponse>;
           if (!result.ok) errors.push(result.error.message);
-          else if (measuring) latencies.push(performance.now() - started);
+          else {
+            if (measuring) latencies.push(performance.now() - started);
+            const second = Math.floor((Date.now() - startedAt) / 1000);
+            perSecond[second] = (perSecond[second] ?? 0) + 1;
+          }
         } catch (error) {
           errors.push(String(error));
         }
       }
     };
-    const startedAt = Date.now();
     await Promise.all(tables.map(client));
     const measured = (Date.now() - startedAt) / 1000 - request.warmupSeconds;
     // Points share a cluster, and SQLite's DDL cost grows with the schema: tables
     // left behind made each later point's set-up slower than the one before.
     await this.forEachTable(request.cluster, tables, (table) => `DROP TABLE ${table}`);
-    return summarizeLoad("in-runtime", request.clients, measured, latencies, errors);
+    return {
+      ...summarizeLoad("in-runtime", request.clients, measured, latencies, errors),
+      perSecond: Array.from(perSecond, (n) => n ?? 0),
+    };
   }
 }

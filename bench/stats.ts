@@ -18,6 +18,8 @@ export interface LoadSummary<D extends string> {
   p99Ms: number;
   errors: number;
   firstError: string | null;
+  /** Inserts acked in each second since the load started, warm-up included (in-runtime driver). */
+  perSecond?: number[];
 }
 
 /** Sorts `latencies` (ms of the measured inserts) and summarizes a run of `measuredSeconds`. */

@@ -16,15 +16,24 @@ export interface Machine {
   changedFiles: number;
 }
 
-function packageVersion(name: string): string {
+function packageVersion(name: string, under = "node_modules"): string {
   try {
-    const pkg = JSON.parse(readFileSync(`node_modules/${name}/package.json`, "utf8")) as {
+    const pkg = JSON.parse(readFileSync(`${under}/${name}/package.json`, "utf8")) as {
       version?: string;
     };
     return pkg.version ?? "unknown";
   } catch {
     return "unknown";
   }
+}
+
+/**
+ * The workerd that `wrangler dev` runs: wrangler's own copy when npm nested one
+ * under it (a different version from the top-level one the vitest pool uses).
+ */
+function devWorkerdVersion(): string {
+  const nested = packageVersion("workerd", "node_modules/wrangler/node_modules");
+  return nested === "unknown" ? packageVersion("workerd") : nested;
 }
 
 function git(args: string[]): string {
@@ -47,7 +56,7 @@ export function readMachine(): Machine {
     os: `${process.platform} ${release()}`,
     node: process.version,
     wrangler: packageVersion("wrangler"),
-    workerd: packageVersion("workerd"),
+    workerd: devWorkerdVersion(),
     commit: git(["rev-parse", "--short", "HEAD"]) || "unknown",
     changedFiles: git(["status", "--porcelain", "--untracked-files=no"])
       .split("\n")

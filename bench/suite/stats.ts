@@ -27,3 +27,21 @@ export function round(value: number, digits = 0): number {
 export function medianOf<T>(samples: readonly T[], pick: (sample: T) => number): number {
   return median(samples.map(pick));
 }
+
+/**
+ * Sustained load: mean inserts/s over the first and the last `span` whole seconds
+ * of a per-second series (its last, partial second dropped), and last / first.
+ */
+export function sustainedShare(
+  perSecond: readonly number[],
+  span: number,
+): { first: number; last: number; share: number } {
+  const whole = perSecond.slice(0, -1).map((n) => n ?? 0);
+  if (whole.length < 2 * span) {
+    throw new Error(`need at least ${2 * span + 1} seconds, got ${perSecond.length}`);
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const first = mean(whole.slice(0, span));
+  const last = mean(whole.slice(-span));
+  return { first, last, share: first === 0 ? 0 : last / first };
+}

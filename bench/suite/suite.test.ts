@@ -15,7 +15,7 @@ import type { Sample } from "./measure.ts";
 import { audit, recovery, timeline } from "./recovery.ts";
 import { seedOffOnMedian } from "./seed.ts";
 import { bundledConfig } from "./server.ts";
-import { median, ratio } from "./stats.ts";
+import { median, ratio, sustainedShare } from "./stats.ts";
 import { int, percent, renderTable, times } from "./table.ts";
 
 const delta: StatusDelta = {
@@ -60,6 +60,17 @@ describe("medians and ratios", () => {
   it("gives no ratio against zero", () => {
     assert.ok(Number.isNaN(ratio(5, 0)));
     assert.equal(ratio(6, 3), 2);
+  });
+
+  it("compares the last seconds of a sustained run with its first, without the partial last second", () => {
+    // 11 whole seconds and a partial twelfth that must not count.
+    const series = [800, 800, 700, 600, 500, 400, 300, 300, 200, 200, 200, 17];
+    const { first, last, share } = sustainedShare(series, 3);
+    assert.equal(first, 2300 / 3);
+    assert.equal(last, 200);
+    assert.equal(share, 200 / (2300 / 3));
+    assert.deepEqual(sustainedShare([5, 5, 0], 1), { first: 5, last: 5, share: 1 });
+    assert.throws(() => sustainedShare([1, 2, 3, 4, 5, 6], 3), /need at least 7 seconds/);
   });
 
   it("quotes the seed's median run", () => {

@@ -1,0 +1,85 @@
+/**
+ * One tunable, several values, side by side: for each load point (clients and
+ * debug_ack_delay_ms), each value in turn, repeated in rounds so machine drift
+ * spreads over every value alike (4 replicas, in-runtime driver).
+ *
+ *   npm run bench:sweep -- --tunable relay_calls_in_flight --values 1,2,4
+ *                          [--points 64:0,256:0,256:100] [--repeats 2]
+ *                          [--seconds 4] [--warmup 1] [--replicas 4]
+ *
+ * Prints one line per run and, per point and value, the median inserts/s and p99.
+ */
+import { parseArgs } from "node:util";
+import { ClusterClient, sleep } from "./suite/cluster.ts";
+import { nextTag } from "./suite/measure.ts";
+import { runInRuntimeLoad } from "./suite/runtime-driver.ts";
+import { startBenchServer } from "./suite/server.ts";
+import { median } from "./suite/stats.ts";
+
+const { values } = parseArgs({
+  options: {
+    tunable: { type: "string" },
+    values: { type: "string" },
+    points: { type: "string", default: "64:0,256:0,256:100" },
+    repeats: { type: "string", default: "2" },
+    seconds: { type: "string", default: "4" },
+    warmup: { type: "string", default: "1" },
+    replicas: { type: "string", default: "4" },
+  },
+});
+if (values.tunable === undefined || values.values === undefined) {
+  throw new Error("usage: --tunable NAME --values V1,V2,... (see the comment at the top)");
+}
+const tunable = values.tunable;
+const settings = values.values.split(",").map((v) => (Number.isNaN(Number(v)) ? v : Number(v)));
+const points = values.points.split(",").map((point) => {
+  const [clients, delay] = point.split(":").map(Number);
+  if (!Number.isInteger(clients) || !Number.isInteger(delay)) {
+    throw new Error(`a point is CLIENTS:ACK_DELAY_MS, got ${point}`);
+  }
+  return { clients: clients as number, delay: delay as number };
+});
+const repeats = Number(values.repeats);
+const seconds = Number(values.seconds);
+const warmupSeconds = Number(values.warmup);
+
+const server = await startBenchServer();
+try {
+  const cluster = new ClusterClient(server.url, `sweep-${Date.now().toString(36)}`);
+  await cluster.setReplicaCount(Number(values.replicas));
+  const results = new Map<string, { ips: number[]; p99: number[] }>();
+  for (let round = 0; round < repeats; round++) {
+    for (const { clients, delay } of points) {
+      for (const setting of settings) {
+        // An unknown tunable or a value out of range is refused here, with the reason.
+        await cluster.patchTunables({ [tunable]: setting, debug_ack_delay_ms: delay });
+        const r = await runInRuntimeLoad({
+          url: server.url,
+          cluster: cluster.name,
+          clients,
+          seconds,
+          warmupSeconds,
+          tag: nextTag(),
+        });
+        if (r.errors > 0) throw new Error(`${r.errors} errors: ${r.firstError}`);
+        const key = `${clients} clients, ack delay ${delay} ms, ${tunable} ${setting}`;
+        process.stdout.write(
+          `${key}: ${r.insertsPerSecond} inserts/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms\n`,
+        );
+        const entry = results.get(key) ?? { ips: [], p99: [] };
+        entry.ips.push(r.insertsPerSecond);
+        entry.p99.push(r.p99Ms);
+        results.set(key, entry);
+        await sleep(1000);
+      }
+    }
+  }
+  process.stdout.write(`\nmedians of ${repeats} round(s):\n`);
+  for (const [key, { ips, p99 }] of results) {
+    process.stdout.write(
+      `${key}: ${Math.round(median(ips))} inserts/s (${ips.join(", ")}), p99 ${Math.round(median(p99))} ms\n`,
+    );
+  }
+} finally {
+  await server.stop();
+}
