@@ -20,6 +20,19 @@ import { type DevServer, startDevServer } from "../../test/e2e/dev-server.ts";
 
 export const BENCH_CONFIG = "wrangler.bench.toml";
 
+/**
+ * wrangler dev streams a trace of every invocation (each DO RPC call included)
+ * to its local observability collector, a Worker on the same thread. Under
+ * sustained load that stream's backlog takes most of the CPU: replicated
+ * throughput fell by half within 20 s and the last commits of a run waited
+ * seconds behind it (docs/benchmarks.md). The benchmark measures the database,
+ * not the dev tooling, so it runs with the collector off; set
+ * X_LOCAL_OBSERVABILITY=true in the environment to measure with it.
+ */
+export const BENCH_DEV_ENV = {
+  X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
+};
+
 /** The bench configuration pointed at a prebuilt bundle (top-level keys precede any table). */
 export function bundledConfig(config: string, bundle: string): string {
   const lines = config.split("\n");
@@ -49,7 +62,7 @@ export async function startBenchServer(): Promise<DevServer> {
     writeFileSync(config, bundledConfig(readFileSync(BENCH_CONFIG, "utf8"), "bundle/worker.js"));
     // The development tokens are read from beside the configuration.
     if (existsSync(".dev.vars")) copyFileSync(".dev.vars", join(dir, ".dev.vars"));
-    const server = await startDevServer(config);
+    const server = await startDevServer(config, BENCH_DEV_ENV);
     return {
       ...server,
       async stop() {

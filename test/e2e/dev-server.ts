@@ -28,7 +28,11 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startDevServer(configPath = "wrangler.toml"): Promise<DevServer> {
+/** `env` adds to (or overrides) the environment wrangler runs with. */
+export async function startDevServer(
+  configPath = "wrangler.toml",
+  env: Record<string, string> = {},
+): Promise<DevServer> {
   const port = await freePort();
   const persist = mkdtempSync(join(tmpdir(), "dosql-e2e-"));
   const child: ChildProcess = spawn(
@@ -48,7 +52,11 @@ export async function startDevServer(configPath = "wrangler.toml"): Promise<DevS
       "0",
       "--show-interactive-dev-session=false",
     ],
-    { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, CI: "true" } },
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+      env: { ...process.env, CI: "true", ...env },
+    },
   );
   let output = "";
   const ready = new Promise<void>((resolve, reject) => {
