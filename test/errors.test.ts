@@ -876,6 +876,7 @@ describe("statements that return rows inside exec", () => {
     const tuned = await patchTunables(c, {
       rep_timeout_ms: 300,
       coherency_lease_ms: 100,
+      coherency_rejoin_penalty_ms: 500,
       debug_fault_injection: true,
     });
     expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);
@@ -897,7 +898,9 @@ describe("statements that return rows inside exec", () => {
             (r) => r.state === "coherent" && r.ackedLsn === s.body.master.lsn,
           );
         },
-        3_000,
+        // A replica the 300 ms rep_timeout marked incoherent on a busy machine rejoins
+        // (after the 500 ms penalty) once it has the write; one that cannot apply it never does.
+        10_000,
       );
       const v = await verify(c);
       expect(v.body.mismatches).toEqual([]);

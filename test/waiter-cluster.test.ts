@@ -283,10 +283,11 @@ describe("debug_ack_delay_ms under steady load, 4 replicas", () => {
     // A due ack goes back with the next message to its replica (a batch, or an
     // empty one sent to fetch it), not as a call of its own: one call per batch.
     // When the load stops there is no next message, so each replica may send its
-    // last one or two on its own (11 of 72 on a busy 2-core machine); a relay
+    // last one or two on its own (11 of 72 on a busy 2-core machine), and on a
+    // slower one a late timer lets a few more go first (31 of 188); a relay
     // without the ride-back sent 42 of 99.
     expect(delta("ackRttCount")).toBeGreaterThan(20);
-    expect(delta("ackCalls")).toBeLessThan(delta("ackRttCount") * 0.1 + 2 * after.length);
+    expect(delta("ackCalls")).toBeLessThan(delta("ackRttCount") * 0.25 + 2 * after.length);
   });
 });
 
