@@ -334,6 +334,8 @@ describe("held acks at the end of a burst, 4 replicas", () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     expect(Math.min(...waits)).toBeGreaterThanOrEqual(95);
-    expect(Math.max(...waits)).toBeLessThan(600);
+    // Waiting for the alarm backstop instead takes over 1.1 s (it is set at least
+    // 1 s ahead); a busy machine has stretched a good burst to 785 ms.
+    expect(Math.max(...waits)).toBeLessThan(1_000);
   });
 });
