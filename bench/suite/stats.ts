@@ -36,7 +36,7 @@ export function sustainedShare(
   perSecond: readonly number[],
   span: number,
 ): { first: number; last: number; share: number } {
-  const whole = perSecond.slice(0, -1).map((n) => n ?? 0);
+  const whole = perSecond.slice(0, -1);
   if (whole.length < 2 * span) {
     throw new Error(`need at least ${2 * span + 1} seconds, got ${perSecond.length}`);
   }
