@@ -49,19 +49,21 @@ export interface ExecRequest {
 
 export type Consistency = "strong" | "bookmark" | "any";
 
+/** Rows as objects keyed by column name, or as arrays in select order beside `columns`. */
+export type ResultFormat = "objects" | "arrays";
+
 export interface QueryRequest {
   cluster: string;
   sql: string;
   params: SqlValue[];
   consistency: Consistency;
   minLsn: number;
+  format?: ResultFormat;
 }
 
-export interface QueryResponse {
-  rows: Record<string, unknown>[];
-  servedBy: string;
-  appliedLsn: number;
-}
+export type QueryResponse =
+  | { rows: Record<string, unknown>[]; servedBy: string; appliedLsn: number }
+  | { columns: string[]; rows: unknown[][]; servedBy: string; appliedLsn: number };
 
 /** A replica answers `redirect` when it may not serve the read. */
 export type ReplicaQueryOutcome =

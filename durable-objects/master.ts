@@ -632,8 +632,8 @@ export class MasterDO extends DurableObject<Env> {
   async query(request: QueryRequest): Promise<Result<QueryResponse>> {
     try {
       this.ensureCluster(request.cluster);
-      const rows = runQuery(this.ctx.storage.sql, request.sql, request.params);
-      return ok({ rows, servedBy: "master", appliedLsn: this.lsn });
+      const result = runQuery(this.ctx.storage.sql, request.sql, request.params, request.format);
+      return ok({ ...result, servedBy: "master", appliedLsn: this.lsn });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;

@@ -271,8 +271,8 @@ export class ReplicaDO extends DurableObject<Env> {
       return { kind: "redirect", reason: "behind the bookmark" };
     }
     try {
-      const rows = runQuery(this.ctx.storage.sql, request.sql, request.params);
-      return { kind: "rows", response: { rows, servedBy, appliedLsn: this.appliedLsn } };
+      const result = runQuery(this.ctx.storage.sql, request.sql, request.params, request.format);
+      return { kind: "rows", response: { ...result, servedBy, appliedLsn: this.appliedLsn } };
     } catch (error) {
       if (error instanceof ApiError) return { kind: "error", error: error.toBody() };
       throw error;

@@ -4,7 +4,7 @@
 import { RowHasher } from "../core/checksum";
 import { quoteIdent } from "../core/sql-lexer";
 import { ApiError } from "../core/errors";
-import type { NodeChecksums, SqlValue, TableChecksum } from "../core/protocol";
+import type { NodeChecksums, ResultFormat, SqlValue, TableChecksum } from "../core/protocol";
 import { guardRead, isReservedName } from "../core/statement-guard";
 
 /** Most rows one query, or one statement of an exec, returns; past it the client gets 413. */
@@ -52,6 +52,22 @@ export class ResultBudget {
     return rows;
   }
 
+  /** The same, as arrays in select order (duplicate and numeric column names survive). */
+  readArrays(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): unknown[][] {
+    const names = cursor.columnNames;
+    const rows: unknown[][] = [];
+    for (const row of cursor.raw()) {
+      const sized: Record<string, SqlStorageValue> = {};
+      row.forEach((value, i) => {
+        sized[`${i}:${names[i] ?? ""}`] = value;
+      });
+      const error = this.take(rows.length, sized);
+      if (error !== null) throw error;
+      rows.push(row.map(toJsonValue));
+    }
+    return rows;
+  }
+
   /** The error that refuses one more row, or null when it fits. */
   private take(count: number, row: Record<string, SqlStorageValue>): ApiError | null {
     if (count >= this.maxRows) {
@@ -86,14 +102,21 @@ function jsonSize(row: Record<string, SqlStorageValue>): number {
   return size;
 }
 
+export type QueryRows =
+  | { rows: Record<string, unknown>[] }
+  | { columns: string[]; rows: unknown[][] };
+
 export function runQuery(
   sql: SqlStorage,
   text: string,
   params: readonly SqlValue[],
-): Record<string, unknown>[] {
+  format: ResultFormat = "objects",
+): QueryRows {
   guardRead(text);
   try {
-    return new ResultBudget().read(sql.exec(text, ...params));
+    const cursor = sql.exec(text, ...params);
+    if (format === "objects") return { rows: new ResultBudget().read(cursor) };
+    return { columns: cursor.columnNames, rows: new ResultBudget().readArrays(cursor) };
   } catch (error) {
     throw asSqlError(error);
   }
@@ -102,10 +125,12 @@ export function runQuery(
 /** Blobs become `{"base64": …}` so rows stay valid JSON. */
 export function toJsonRow(row: Record<string, SqlStorageValue>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) {
-    out[key] = value instanceof ArrayBuffer ? { base64: toBase64(value) } : value;
-  }
+  for (const [key, value] of Object.entries(row)) out[key] = toJsonValue(value);
   return out;
+}
+
+function toJsonValue(value: SqlStorageValue): unknown {
+  return value instanceof ArrayBuffer ? { base64: toBase64(value) } : value;
 }
 
 function toBase64(buffer: ArrayBuffer): string {

@@ -54,6 +54,8 @@ const querySchema = z.strictObject({
   sql: z.string().min(1, "must not be empty").max(MAX_SQL_CHARS),
   params: z.array(sqlValue).max(MAX_PARAMS).default([]),
   consistency: z.enum(["strong", "bookmark", "any"]).default("strong"),
+  /** "arrays": `columns` plus rows as arrays in select order (duplicate names survive). */
+  format: z.enum(["objects", "arrays"]).default("objects"),
   bookmark: z.string().max(64).optional(),
   /** Pin the read to one replica, or to the master (debugging, tests); it is not sent elsewhere. */
   replica: z
@@ -186,6 +188,7 @@ data.post("/:cluster/query", async (c) => {
     params: body.params.map(toSql),
     consistency: body.consistency as Consistency,
     minLsn,
+    format: body.format,
   };
   if (body.replica === "master") {
     const result = (await masterStub(c.env, cluster).query(request)) as Result<QueryResponse>;
