@@ -1,39 +1,78 @@
 /**
- * The log record codec: how a committed transaction is stored in the master's
- * log table and shipped to replicas. Statements are stored after the
- * determinism guard rewrote them, so replaying them gives the same bytes.
+ * The log record codec: how a committed transaction is stored and shipped.
+ * The body is JSON of strings only (row images and parameters are cells,
+ * sql-value.ts), so it keeps every value exact and its size in bytes is known.
  */
-import type { LogRecord, SqlValue, Statement } from "./protocol";
+import type { LogEntry, LogRecord } from "./protocol";
+import type { Change } from "./row-capture";
 
-export interface LogRow {
-  lsn: number;
-  term: number;
-  ts: number;
-  body: string;
+export interface RecordBody {
+  entries: LogEntry[];
+  sequence?: LogRecord["sequence"];
 }
 
-const isSqlValue = (v: unknown): v is SqlValue =>
-  v === null || typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
-
-export function encodeStatements(statements: readonly Statement[]): string {
-  return JSON.stringify(statements.map((s) => [s.sql, s.params]));
+export function encodeBody(body: RecordBody): string {
+  return JSON.stringify(body);
 }
 
-export function decodeStatements(body: string): Statement[] {
-  const parsed: unknown = JSON.parse(body);
-  if (!Array.isArray(parsed)) throw new Error("log body is not an array");
-  return parsed.map((entry: unknown, i) => {
-    if (!Array.isArray(entry) || entry.length !== 2) throw new Error(`log entry ${i} is malformed`);
-    const [sql, params] = entry as [unknown, unknown];
-    if (typeof sql !== "string" || !Array.isArray(params) || !params.every(isSqlValue)) {
-      throw new Error(`log entry ${i} is malformed`);
+function malformed(what: string): Error {
+  return new Error(`log record is malformed: ${what}`);
+}
+
+const isString = (v: unknown): v is string => typeof v === "string";
+
+function checkChange(change: unknown): Change {
+  const c = change as Partial<Change>;
+  if (
+    typeof c !== "object" ||
+    c === null ||
+    !isString(c.t) ||
+    !["I", "U", "D"].includes(c.op ?? "")
+  ) {
+    throw malformed("a change");
+  }
+  for (const field of [c.ok, c.nk, c.img]) {
+    if (field !== undefined && !isString(field)) throw malformed("a change's images");
+  }
+  return c as Change;
+}
+
+function checkEntry(entry: unknown): LogEntry {
+  const e = entry as Record<string, unknown>;
+  if (typeof e !== "object" || e === null || !isString(e.effects)) throw malformed("an entry");
+  if (e.kind === "rows" || e.kind === "ddl") {
+    if (!Array.isArray(e.changes)) throw malformed("an entry's changes");
+    e.changes.forEach(checkChange);
+    if (e.kind === "ddl" && !isString(e.sql)) throw malformed("a ddl entry");
+    return e as unknown as LogEntry;
+  }
+  if (e.kind === "sql" && isString(e.sql) && Array.isArray(e.params) && e.params.every(isString)) {
+    return e as unknown as LogEntry;
+  }
+  throw malformed(`entry kind ${String(e.kind)}`);
+}
+
+export function decodeBody(text: string): RecordBody {
+  const parsed = JSON.parse(text) as Partial<RecordBody>;
+  if (typeof parsed !== "object" || parsed === null || !Array.isArray(parsed.entries)) {
+    throw malformed("no entries");
+  }
+  const body: RecordBody = { entries: parsed.entries.map(checkEntry) };
+  if (parsed.sequence !== undefined) {
+    if (!Array.isArray(parsed.sequence)) throw malformed("sequence");
+    for (const row of parsed.sequence) {
+      if (!isString(row?.name) || !isString(row?.seq)) throw malformed("a sequence row");
     }
-    return { sql, params };
-  });
+    body.sequence = parsed.sequence;
+  }
+  return body;
 }
 
-export function decodeRecord(row: LogRow): LogRecord {
-  return { lsn: row.lsn, term: row.term, ts: row.ts, statements: decodeStatements(row.body) };
+export function toRecord(
+  head: { lsn: number; term: number; ts: number },
+  body: RecordBody,
+): LogRecord {
+  return { ...head, entries: body.entries, ...(body.sequence ? { sequence: body.sequence } : {}) };
 }
 
 /** Size in bytes of a stored body (UTF-8), for lag in bytes and batch limits. */

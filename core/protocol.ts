@@ -2,16 +2,29 @@
  * Types that cross a boundary: front door -> master, master -> replica,
  * replica -> master. Both sides import them from here and nowhere else.
  */
+import type { ApiValue } from "./api-values";
 import type { ErrorBody } from "./errors";
 import type { MessageFaultConfig, MessageFaultKind } from "./message-faults";
+import type { Change } from "./row-capture";
+import type { Exact } from "./sql-value";
 
-/** A bound SQL value as it travels in JSON and in the log. */
-export type SqlValue = string | number | null;
-
+/** A client statement: SQL text and exact parameter values (core/api-values.ts). */
 export interface Statement {
   sql: string;
-  params: SqlValue[];
+  params: Exact[];
 }
+
+/**
+ * What one client statement did, as the log ships it (docs/architecture.md,
+ * "Replication"): `rows`, the rows it changed; `ddl`, a schema change and the
+ * rows it changed (cascades, CREATE TABLE ... AS rows); `sql`, a write to a
+ * virtual table that replicas run themselves. `effects` digests the rows it
+ * left behind (effectsHash), which a replica must reproduce exactly.
+ */
+export type LogEntry =
+  | { kind: "rows"; changes: Change[]; effects: string }
+  | { kind: "ddl"; sql: string; changes: Change[]; effects: string }
+  | { kind: "sql"; sql: string; params: string[]; effects: string };
 
 /** One committed write transaction, the unit the log ships. */
 export interface LogRecord {
@@ -19,14 +32,18 @@ export interface LogRecord {
   term: number;
   /** Master clock (ms) at commit. */
   ts: number;
-  statements: Statement[];
+  entries: LogEntry[];
+  /** sqlite_sequence after the commit (AUTOINCREMENT counters, seq as a cell), when it wrote it. */
+  sequence?: { name: string; seq: string }[];
 }
 
 export interface StatementResult {
   rowsWritten: number;
-  lastRowId: number | null;
-  /** Present when the statement returned rows (RETURNING). */
-  rows?: Record<string, unknown>[];
+  lastRowId: ApiValue;
+  /** Present when the statement returned rows (RETURNING, or a query inside the exec). */
+  rows?: Record<string, ApiValue>[] | ApiValue[][];
+  /** With `"format": "arrays"`: the column names, beside rows as arrays. */
+  columns?: string[];
 }
 
 /** The body a successful write returns; saved under its Idempotency-Key. */
@@ -40,6 +57,7 @@ export interface ExecResponse {
 export interface ExecRequest {
   cluster: string;
   statements: Statement[];
+  format?: ResultFormat;
   idempotencyKey?: string;
   /** SHA-256 of the request's route and body, to tell a retry from a reuse. */
   requestHash?: string;
@@ -55,15 +73,15 @@ export type ResultFormat = "objects" | "arrays";
 export interface QueryRequest {
   cluster: string;
   sql: string;
-  params: SqlValue[];
+  params: Exact[];
   consistency: Consistency;
   minLsn: number;
   format?: ResultFormat;
 }
 
 export type QueryResponse =
-  | { rows: Record<string, unknown>[]; servedBy: string; appliedLsn: number }
-  | { columns: string[]; rows: unknown[][]; servedBy: string; appliedLsn: number };
+  | { rows: Record<string, ApiValue>[]; servedBy: string; appliedLsn: number }
+  | { columns: string[]; rows: ApiValue[][]; servedBy: string; appliedLsn: number };
 
 /** A replica answers `redirect` when it may not serve the read. */
 export type ReplicaQueryOutcome =
@@ -107,15 +125,41 @@ export interface AppendRequest {
   holdMs?: number;
 }
 
-/** Master -> replica: one step of rebuilding it from a snapshot (see SnapshotSource). */
+/** A snapshot the master took (SnapshotSource): what a rebuilt replica installs. */
+export interface SnapshotPlan {
+  id: string;
+  lsn: number;
+  /** Tables in install order; `shadow` holds their images, `rebuild`: refilled from content. */
+  tables: { name: string; shadow: string | null; rebuild: boolean }[];
+  /** User objects to create, tables first, then indexes, views and triggers. */
+  objects: { type: string; name: string; sql: string }[];
+  /** sqlite_sequence rows (seq as a cell). */
+  sequence: { name: string; seq: string }[];
+}
+
+/**
+ * Master -> replica: one step of rebuilding it from a snapshot. `begin` answers
+ * with how far the replica already staged each table of this snapshot (a
+ * stream that failed resumes there), `rows` stages images, `end` installs it
+ * all in one transaction.
+ */
 export type SnapshotMessage =
+  | { phase: "begin"; id: string; lsn: number; tables: number }
+  | { phase: "rows"; id: string; table: number; rows: { pos: number; img: string }[] }
   | {
-      phase: "begin";
+      phase: "end";
+      id: string;
       lsn: number;
-      tables: { name: string; sql: string; hasRowid: boolean }[];
-    }
-  | { phase: "rows"; table: string; columns: string[]; rows: unknown[][]; hasRowid: boolean }
-  | { phase: "end"; lsn: number; after: string[]; sequences: { name: string; seq: number }[] };
+      tables: { name: string; rebuild: boolean }[];
+      objects: SnapshotPlan["objects"];
+      sequence: SnapshotPlan["sequence"];
+    };
+
+export interface SnapshotReply {
+  appliedLsn: number;
+  /** For `begin`: the last staged position per table (0: none). */
+  staged?: number[];
+}
 
 /** Replica -> master: a deferred ack (debug_ack_delay_ms). */
 export interface AckRequest {
@@ -155,6 +199,11 @@ export interface AppendResponse {
   refused?: string;
   /** The replica is (still) rebuilding from a snapshot and applies nothing. */
   rebuilding?: true;
+  /**
+   * The replica computed other effects than the master for the record at
+   * `lsn`: it stopped applying before it and must be rebuilt from a snapshot.
+   */
+  diverged?: { lsn: number; detail: string };
   /** Highest LSN applied, which covers every earlier LSN. */
   appliedLsn: number;
   /** True when the batch started past appliedLsn + 1: resend from appliedLsn + 1. */
@@ -215,6 +264,14 @@ export interface ReplicaStatus {
   calls: number;
   /** Deferred acks it sent as calls of their own (debug_ack_delay_ms, nothing to ride on). */
   ackCalls: number;
+  /** Snapshot streams to it: the current or last one, and failures since the master started. */
+  snapshot?: {
+    id: string | null;
+    lsn: number | null;
+    rowsSent: number;
+    failures: number;
+    lastError: string | null;
+  };
 }
 
 export interface ClusterStatus {

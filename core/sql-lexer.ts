@@ -1,9 +1,16 @@
 /**
- * A small SQLite tokenizer: just enough structure for the statement guard to
- * find statement boundaries, names and function calls without a full parser.
- * It follows SQLite's own lexical rules (tokenize.c) where they matter to the
- * guard: "double quoted", `backtick` and [bracket] names are identifiers, and
- * comments vanish, so a name or call the guard sees is the one SQLite sees.
+ * SQLite's tokenizer, ported rule for rule from sqlite3GetToken (tokenize.c),
+ * so that where this code sees a token boundary, SQLite sees the same one.
+ * That matters for one decision the guard cannot hand to SQLite: where a
+ * statement ends (workerd runs every statement of a multi-statement string, and
+ * EXPLAIN explains only the first). Everything else the guard decides from
+ * SQLite's compiled program; the tokens are used to rewrite (parameters, trigger
+ * guards) and to find statement boundaries.
+ *
+ * Positions are UTF-16 offsets into the JS string. SQLite works on UTF-8 bytes,
+ * where every byte of a non-ASCII character is >= 0x80 and an identifier
+ * character; a UTF-16 code unit >= 0x80 stands for those bytes, so the classes
+ * agree. U+FEFF (the UTF-8 byte order mark) is whitespace where a token starts.
  */
 import { ApiError } from "./errors";
 
@@ -28,26 +35,9 @@ export interface Token {
   end: number;
 }
 
-/** Operators SQLite reads as one token; anything else is a one-character punct. */
-const MULTI_CHAR_PUNCT = ["->>", "||", "<=", ">=", "<>", "!=", "==", "<<", ">>", "->"];
-
-export function tokenize(sql: string): Token[] {
-  // SQLite stops reading at a NUL, so the text past it would be read by the guard
-  // alone; the runtime then fails on what SQLite left ("did not contain a statement").
-  const nul = sql.indexOf("\0");
-  if (nul >= 0) throw invalid(`SQL text contains a NUL character at offset ${nul}`);
-  const tokens: Token[] = [];
-  let pos = skipSpaceAndComments(sql, 0);
-  while (pos < sql.length) {
-    const token = readToken(sql, pos);
-    tokens.push(token);
-    pos = skipSpaceAndComments(sql, token.end);
-  }
-  return tokens;
-}
-
-function invalid(message: string): ApiError {
-  return new ApiError("INVALID_SQL", message);
+/** SQLite's sqlite3Isspace: space, \t, \n, \v, \f, \r. */
+function isSpace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13);
 }
 
 function isDigit(code: number): boolean {
@@ -58,133 +48,221 @@ function isHexDigit(code: number): boolean {
   return isDigit(code) || (code >= 65 && code <= 70) || (code >= 97 && code <= 102);
 }
 
-/** SQLite treats every non-ASCII code unit as an identifier character. */
-function isIdStart(code: number): boolean {
-  return (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code >= 0x80;
-}
-
+/** IdChar(): letters, digits, `_`, `$` and every non-ASCII unit. */
 function isIdChar(code: number): boolean {
-  return isIdStart(code) || isDigit(code) || code === 36;
+  return (
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    isDigit(code) ||
+    code === 95 ||
+    code === 36 ||
+    code >= 0x80
+  );
 }
 
-/** The whitespace set of SQLite's sqlite3Isspace: space, \t, \n, \v, \f, \r. */
-function isSpace(code: number): boolean {
-  return code === 32 || (code >= 9 && code <= 13);
+const BOM = 0xfeff;
+const DIGIT_SEPARATOR = 95; // `_`
+
+function invalid(message: string): ApiError {
+  return new ApiError("INVALID_SQL", message);
 }
 
-function skipSpaceAndComments(sql: string, from: number): number {
-  let pos = from;
-  for (;;) {
-    while (isSpace(sql.charCodeAt(pos))) pos++;
-    if (sql.startsWith("--", pos)) {
-      const newline = sql.indexOf("\n", pos + 2);
-      pos = newline < 0 ? sql.length : newline + 1;
-    } else if (sql.startsWith("/*", pos)) {
-      const close = sql.indexOf("*/", pos + 2);
-      if (close < 0) throw invalid(`unterminated /* comment starting at offset ${pos}`);
-      pos = close + 2;
-    } else {
-      return pos;
-    }
+export function tokenize(sql: string): Token[] {
+  // SQLite stops reading at a NUL, so the text past it would be read by the guard
+  // alone; the runtime then fails on what SQLite left ("did not contain a statement").
+  const nul = sql.indexOf("\0");
+  if (nul >= 0) throw invalid(`SQL text contains a NUL character at offset ${nul}`);
+  const tokens: Token[] = [];
+  let pos = 0;
+  while (pos < sql.length) {
+    const step = readToken(sql, pos);
+    if (step.token !== null) tokens.push(step.token);
+    pos = step.end;
   }
+  return tokens;
 }
 
-function readToken(sql: string, start: number): Token {
-  const c = sql.charAt(start);
-  const code = sql.charCodeAt(start);
-  if (c === "'") return readQuoted(sql, start, "'", "string");
-  if (c === '"' || c === "`") return readQuoted(sql, start, c, "quoted-ident");
-  if (c === "[") return readBracketed(sql, start);
-  if ((c === "x" || c === "X") && sql.charAt(start + 1) === "'") return readBlob(sql, start);
-  if (isDigit(code) || (c === "." && isDigit(sql.charCodeAt(start + 1)))) {
-    return readNumber(sql, start);
-  }
-  if (isIdStart(code)) return make(sql, "word", start, skipWhile(sql, start, isIdChar));
-  if (c === "?") return make(sql, "param", start, skipWhile(sql, start + 1, isDigit));
-  if ((c === ":" || c === "@" || c === "$") && isIdChar(sql.charCodeAt(start + 1))) {
-    return make(sql, "param", start, skipWhile(sql, start + 1, isIdChar));
-  }
-  if (c === ";") return make(sql, "semicolon", start, start + 1);
-  const op = MULTI_CHAR_PUNCT.find((candidate) => sql.startsWith(candidate, start));
-  return make(sql, "punct", start, start + (op?.length ?? 1));
+interface Step {
+  /** null for whitespace and comments. */
+  token: Token | null;
+  end: number;
 }
 
-function make(sql: string, type: TokenType, start: number, end: number, value?: string): Token {
+function make(sql: string, type: TokenType, start: number, end: number, value?: string): Step {
   const text = sql.slice(start, end);
-  return { type, text, value: value ?? text, start, end };
+  return { token: { type, text, value: value ?? text, start, end }, end };
 }
 
-function skipWhile(sql: string, from: number, accept: (code: number) => boolean): number {
-  let pos = from;
-  while (pos < sql.length && accept(sql.charCodeAt(pos))) pos++;
-  return pos;
+function skip(end: number): Step {
+  return { token: null, end };
 }
 
-/** Quotes inside are escaped by doubling them, in strings and identifiers alike. */
-function readQuoted(sql: string, start: number, quote: string, type: TokenType): Token {
+function illegal(sql: string, start: number, end: number): never {
+  const text = sql.slice(start, Math.max(end, start + 1));
+  throw invalid(`unrecognized token: "${text.slice(0, 40)}" at offset ${start}`);
+}
+
+const ONE_CHAR_PUNCT = new Set(["(", ")", "+", "*", "%", ",", "&", "~"]);
+
+function readToken(sql: string, start: number): Step {
+  const c = sql.charCodeAt(start);
+  const ch = sql.charAt(start);
+  const next = sql.charCodeAt(start + 1);
+  // CC_SPACE: \v is whitespace only after another space character.
+  if (c === 32 || c === 9 || c === 10 || c === 12 || c === 13 || c === BOM) {
+    let i = start + 1;
+    while (i < sql.length && isSpace(sql.charCodeAt(i))) i++;
+    return skip(i);
+  }
+  if (ch === "-") {
+    if (sql.charAt(start + 1) === "-") {
+      const newline = sql.indexOf("\n", start + 2);
+      return skip(newline < 0 ? sql.length : newline);
+    }
+    if (sql.charAt(start + 1) === ">") {
+      return make(sql, "punct", start, start + (sql.charAt(start + 2) === ">" ? 3 : 2));
+    }
+    return make(sql, "punct", start, start + 1);
+  }
+  if (ch === "/") {
+    // `/*` to the matching `*/`, or to the end of the text: SQLite accepts both.
+    if (sql.charAt(start + 1) !== "*" || start + 2 >= sql.length) {
+      return make(sql, "punct", start, start + 1);
+    }
+    const close = sql.indexOf("*/", start + 2);
+    return skip(close < 0 ? sql.length : close + 2);
+  }
+  if (ch === ";") return make(sql, "semicolon", start, start + 1);
+  if (ONE_CHAR_PUNCT.has(ch)) return make(sql, "punct", start, start + 1);
+  if (ch === "=") return make(sql, "punct", start, start + (sql.charAt(start + 1) === "=" ? 2 : 1));
+  if (ch === "<") {
+    const two = sql.charAt(start + 1);
+    return make(sql, "punct", start, start + (two === "=" || two === ">" || two === "<" ? 2 : 1));
+  }
+  if (ch === ">") {
+    const two = sql.charAt(start + 1);
+    return make(sql, "punct", start, start + (two === "=" || two === ">" ? 2 : 1));
+  }
+  if (ch === "!") {
+    if (sql.charAt(start + 1) !== "=") illegal(sql, start, start + 1);
+    return make(sql, "punct", start, start + 2);
+  }
+  if (ch === "|") return make(sql, "punct", start, start + (sql.charAt(start + 1) === "|" ? 2 : 1));
+  if (ch === "'" || ch === '"' || ch === "`") return readQuoted(sql, start, ch);
+  if (ch === "." && !isDigit(next)) return make(sql, "punct", start, start + 1);
+  if (ch === "." || isDigit(c)) return readNumber(sql, start);
+  if (ch === "[") {
+    const close = sql.indexOf("]", start + 1);
+    if (close < 0) illegal(sql, start, sql.length);
+    return make(sql, "quoted-ident", start, close + 1, sql.slice(start + 1, close));
+  }
+  if (ch === "?") {
+    let i = start + 1;
+    while (isDigit(sql.charCodeAt(i))) i++;
+    return make(sql, "param", start, i);
+  }
+  if (ch === "$" || ch === "@" || ch === "#" || ch === ":") return readVariable(sql, start);
+  if ((ch === "x" || ch === "X") && sql.charAt(start + 1) === "'") return readBlob(sql, start);
+  if (isIdChar(c) && !isDigit(c) && c !== 36) {
+    let i = start + 1;
+    while (i < sql.length && isIdChar(sql.charCodeAt(i))) i++;
+    return make(sql, "word", start, i);
+  }
+  return illegal(sql, start, start + 1);
+}
+
+/**
+ * '...' is a string; "..." and `...` are identifiers. A doubled delimiter is
+ * the delimiter itself. An unterminated one is an illegal token.
+ */
+function readQuoted(sql: string, start: number, quote: string): Step {
   let pos = start + 1;
   for (;;) {
     const close = sql.indexOf(quote, pos);
-    if (close < 0) {
-      const what = type === "string" ? "string literal" : "quoted identifier";
-      throw invalid(`unterminated ${what} starting at offset ${start}`);
-    }
+    if (close < 0) illegal(sql, start, sql.length);
     if (sql.charAt(close + 1) !== quote) {
       const value = sql.slice(start + 1, close).replaceAll(quote + quote, quote);
-      return make(sql, type, start, close + 1, value);
+      return make(sql, quote === "'" ? "string" : "quoted-ident", start, close + 1, value);
     }
     pos = close + 2;
   }
 }
 
-/** [name] has no escape: it ends at the first ]. */
-function readBracketed(sql: string, start: number): Token {
-  const close = sql.indexOf("]", start + 1);
-  if (close < 0) throw invalid(`unterminated quoted identifier starting at offset ${start}`);
-  return make(sql, "quoted-ident", start, close + 1, sql.slice(start + 1, close));
+/** Digits with optional `_` separators; returns the position after them. */
+function digits(sql: string, from: number, digit: (code: number) => boolean): number {
+  let i = from;
+  while (digit(sql.charCodeAt(i)) || sql.charCodeAt(i) === DIGIT_SEPARATOR) i++;
+  return i;
 }
 
-/** SQLite rejects a blob literal with an odd count or non-hex digits; so do we. */
-function readBlob(sql: string, start: number): Token {
-  const close = sql.indexOf("'", start + 2);
-  if (close < 0) throw invalid(`unterminated blob literal starting at offset ${start}`);
-  const hex = sql.slice(start + 2, close);
-  if (hex.length % 2 !== 0 || !/^[0-9A-Fa-f]*$/.test(hex)) {
-    throw invalid(`malformed blob literal at offset ${start}`);
+function readNumber(sql: string, start: number): Step {
+  let i: number;
+  if (sql.startsWith("0x", start) || sql.startsWith("0X", start)) {
+    if (isHexDigit(sql.charCodeAt(start + 2))) i = digits(sql, start + 3, isHexDigit);
+    else i = start + 1;
+  } else {
+    i = digits(sql, start, isDigit);
+    if (sql.charAt(i) === ".") i = digits(sql, i + 1, isDigit);
+    const e = sql.charAt(i);
+    if (e === "e" || e === "E") {
+      const sign = sql.charAt(i + 1);
+      if (isDigit(sql.charCodeAt(i + 1))) i = digits(sql, i + 2, isDigit);
+      else if ((sign === "+" || sign === "-") && isDigit(sql.charCodeAt(i + 2))) {
+        i = digits(sql, i + 3, isDigit);
+      }
+    }
   }
-  return make(sql, "blob", start, close + 1, hex);
-}
-
-function readNumber(sql: string, start: number): Token {
-  const hexStart = start + 2;
-  if (/^0[xX]/.test(sql.slice(start, hexStart)) && isHexDigit(sql.charCodeAt(hexStart))) {
-    return make(sql, "number", start, skipDigits(sql, hexStart, isHexDigit));
+  // `1abc`, `0x` and `12e` are one illegal token to SQLite, not a number and a word.
+  if (isIdChar(sql.charCodeAt(i))) {
+    let end = i;
+    while (isIdChar(sql.charCodeAt(end))) end++;
+    illegal(sql, start, end);
   }
-  let pos = skipDigits(sql, start, isDigit);
-  if (sql.charAt(pos) === ".") pos = skipDigits(sql, pos + 1, isDigit);
-  return make(sql, "number", start, skipExponent(sql, pos));
+  return make(sql, "number", start, i);
 }
 
-/** Digits, with the `_` separators newer SQLite accepts between two digits. */
-function skipDigits(sql: string, from: number, digit: (code: number) => boolean): number {
-  let pos = from;
-  for (;;) {
-    if (digit(sql.charCodeAt(pos))) pos++;
-    else if (sql.charAt(pos) === "_" && pos > from && digit(sql.charCodeAt(pos + 1))) pos += 2;
-    else return pos;
+/**
+ * `$name`, `@name`, `#name`, `:name`, with TCL's forms: `name::sub` and
+ * `name(...)`, where the parenthesis swallows everything up to the next
+ * whitespace or `)` (quotes, semicolons and comment markers included).
+ */
+function readVariable(sql: string, start: number): Step {
+  let n = 0;
+  let i = start + 1;
+  for (; i < sql.length; i++) {
+    const code = sql.charCodeAt(i);
+    if (isIdChar(code)) {
+      n++;
+    } else if (sql.charAt(i) === "(" && n > 0) {
+      do i++;
+      while (i < sql.length && !isSpace(sql.charCodeAt(i)) && sql.charAt(i) !== ")");
+      if (sql.charAt(i) !== ")") illegal(sql, start, i);
+      i++;
+      break;
+    } else if (sql.charAt(i) === ":" && sql.charAt(i + 1) === ":") {
+      i++;
+    } else {
+      break;
+    }
   }
+  if (n === 0) illegal(sql, start, i);
+  return make(sql, "param", start, i);
 }
 
-/** An `e` only belongs to the number when digits follow it (after an optional sign). */
-function skipExponent(sql: string, from: number): number {
-  const e = sql.charAt(from);
-  if (e !== "e" && e !== "E") return from;
-  const sign = sql.charAt(from + 1);
-  const digits = sign === "+" || sign === "-" ? from + 2 : from + 1;
-  return isDigit(sql.charCodeAt(digits)) ? skipDigits(sql, digits, isDigit) : from;
+/** X'..': an even count of hex digits and a closing quote, else illegal. */
+function readBlob(sql: string, start: number): Step {
+  let i = start + 2;
+  while (isHexDigit(sql.charCodeAt(i))) i++;
+  if (sql.charAt(i) !== "'" || (i - start) % 2 !== 0) illegal(sql, start, i + 1);
+  return make(sql, "blob", start, i + 1, sql.slice(start + 2, i));
 }
 
 /** Quotes an identifier for SQLite, doubling any quote inside it. */
 export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Quotes a string literal for SQLite. */
+export function quoteString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
 }

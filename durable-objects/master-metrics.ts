@@ -22,6 +22,8 @@ export class MasterMetrics {
   readonly replayed: Counter<"cluster">;
   readonly errors: Counter<"cluster" | "code">;
   readonly incoherentMarks: Counter<"cluster" | "replica" | "reason">;
+  readonly snapshotFailures: Counter<"cluster" | "replica">;
+  readonly divergences: Counter<"cluster" | "replica">;
   readonly ackLatency: Histogram<"cluster" | "replica">;
   readonly commitLatency: Histogram<"cluster" | "outcome" | "path">;
   readonly passes: Counter<"cluster">;
@@ -67,6 +69,18 @@ export class MasterMetrics {
       name: "dosql_incoherent_marks_total",
       help: "Times a replica was marked incoherent, by cause.",
       labelNames: ["cluster", "replica", "reason"],
+      registers,
+    });
+    this.snapshotFailures = new Counter({
+      name: "dosql_snapshot_failures_total",
+      help: "Snapshot streams to a replica that failed (each is retried with backoff, resuming).",
+      labelNames: ["cluster", "replica"],
+      registers,
+    });
+    this.divergences = new Counter({
+      name: "dosql_divergences_total",
+      help: "Times a replica reported effects that differ from the master's (it is rebuilt from a snapshot).",
+      labelNames: ["cluster", "replica"],
       registers,
     });
     this.ackLatency = new Histogram({

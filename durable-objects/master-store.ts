@@ -1,11 +1,18 @@
 /**
- * The master's internal tables, behind small synchronous methods. Every write
- * of a commit (user statements, log append, saved result) happens inside the
- * caller's one `transactionSync`.
+ * The master's internal state, in the synchronous KV API: the log, the saved
+ * results (Comdb2's blkseq), tunables, replica states and metadata. KV rows
+ * live where no SQL can name them, and they commit in the same transaction as
+ * the user's statements: a commit, its log record and its saved result exist
+ * together or not at all.
+ *
+ * Keys: `m:<name>` metadata, `l:<lsn>` log records, `r:<key>` saved results
+ * with `ra:<created>:<key>` ordering them by age, `t:<name>` tunables,
+ * `s:<id>` replica states.
  */
-import { decodeRecord } from "../core/log-codec";
+import { decodeBody, toRecord } from "../core/log-codec";
 import type { LogRecord, ReplicaState } from "../core/protocol";
 import { type Tunables, tunablesFromStored } from "../core/tunables";
+import { deleteText, getMeta, getText, putText, sortable } from "./kv-text";
 
 export interface SavedResult {
   key: string;
@@ -14,25 +21,47 @@ export interface SavedResult {
   response: string;
 }
 
+interface LogHead {
+  lsn: number;
+  term: number;
+  ts: number;
+  bytes: number;
+  /** Bytes of log through this record: a byte position, like a WAL offset. */
+  end: number;
+}
+
+interface ResultHead {
+  requestHash: string;
+  lsn: number;
+  createdAt: number;
+}
+
+const logKey = (lsn: number) => `l:${sortable(lsn)}`;
+const resultKey = (key: string) => `r:${key}`;
+const ageKey = (createdAt: number, key: string) => `ra:${sortable(createdAt)}:${key}`;
+
 export class MasterStore {
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(private readonly kv: SyncKvStorage) {}
 
   getMeta(key: string): string | null {
-    const rows = this.sql
-      .exec<{ value: string }>("SELECT value FROM _repl_meta WHERE key = ?", key)
-      .toArray();
-    return rows[0]?.value ?? null;
+    const value = this.kv.get<string>(`m:${key}`);
+    return value === undefined ? null : value;
   }
 
   setMeta(key: string, value: string): void {
-    this.sql.exec("INSERT OR REPLACE INTO _repl_meta (key, value) VALUES (?, ?)", key, value);
+    this.kv.put(`m:${key}`, value);
   }
 
+  /** The last LSN written: the newest record (truncation always keeps one), else the truncation point. */
   lastLsn(): number {
-    const row = this.sql
-      .exec<{ lsn: number | null }>("SELECT MAX(lsn) AS lsn FROM _repl_log")
-      .one();
-    return row.lsn ?? Number(this.getMeta("truncated_through") ?? 0);
+    for (const [, head] of this.kv.list<{ meta: LogHead }>({
+      prefix: "l:",
+      reverse: true,
+      limit: 1,
+    })) {
+      return head.meta.lsn;
+    }
+    return Number(this.getMeta("truncated_through") ?? 0);
   }
 
   appendLog(
@@ -41,126 +70,112 @@ export class MasterStore {
     bytes: number,
     endOffset: number,
   ): void {
-    this.sql.exec(
-      "INSERT INTO _repl_log (lsn, term, ts, body, bytes, end_offset) VALUES (?, ?, ?, ?, ?, ?)",
-      record.lsn,
-      record.term,
-      record.ts,
-      body,
-      bytes,
-      endOffset,
-    );
+    putText<LogHead>(this.kv, logKey(record.lsn), { ...record, bytes, end: endOffset }, body);
   }
 
-  /** Byte position of the log after `lsn` (0 before the first record). */
+  /** Byte position of the log after `lsn` (0 before the first record, or once truncated). */
   endOffsetAt(lsn: number): number {
     if (lsn <= 0) return 0;
-    const rows = this.sql
-      .exec<{ end_offset: number }>("SELECT end_offset FROM _repl_log WHERE lsn = ?", lsn)
-      .toArray();
-    return rows[0]?.end_offset ?? 0;
+    return getMeta<LogHead>(this.kv, logKey(lsn))?.end ?? 0;
   }
 
   /** Records from `fromLsn` on, at most `maxRecords` and about `maxBytes` (at least one). */
   readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
     const out: LogRecord[] = [];
     let bytes = 0;
-    for (const row of this.sql.exec<{
-      lsn: number;
-      term: number;
-      ts: number;
-      body: string;
-      bytes: number;
-    }>(
-      "SELECT lsn, term, ts, body, bytes FROM _repl_log WHERE lsn >= ? ORDER BY lsn LIMIT ?",
-      fromLsn,
-      maxRecords,
-    )) {
-      if (out.length > 0 && bytes + row.bytes > maxBytes) break;
-      bytes += row.bytes;
-      out.push(decodeRecord(row));
+    for (const [key, head] of this.kv.list<{ meta: LogHead }>({
+      start: logKey(fromLsn),
+      prefix: "l:",
+      limit: maxRecords,
+    })) {
+      if (out.length > 0 && bytes + head.meta.bytes > maxBytes) break;
+      const stored = getText<LogHead>(this.kv, key);
+      if (stored === undefined) break;
+      bytes += head.meta.bytes;
+      out.push(toRecord(stored.meta, decodeBody(stored.text)));
     }
     return out;
   }
 
-  deleteLogThrough(lsn: number): void {
-    this.sql.exec("DELETE FROM _repl_log WHERE lsn <= ?", lsn);
-  }
-
-  logStats(): { rows: number; bytes: number } {
-    const row = this.sql
-      .exec<{ rows: number; bytes: number | null }>(
-        "SELECT COUNT(*) AS rows, SUM(bytes) AS bytes FROM _repl_log",
-      )
-      .one();
-    return { rows: row.rows, bytes: row.bytes ?? 0 };
+  /** Deletes records after `afterLsn` through `lsn`; returns how many went. */
+  deleteLog(afterLsn: number, lsn: number): number {
+    let deleted = 0;
+    for (let at = afterLsn + 1; at <= lsn; at++) {
+      deleteText(this.kv, logKey(at));
+      deleted++;
+    }
+    return deleted;
   }
 
   findResult(key: string): SavedResult | null {
-    const rows = this.sql
-      .exec<{ key: string; request_hash: string; lsn: number; response: string }>(
-        "SELECT key, request_hash, lsn, response FROM _repl_results WHERE key = ?",
-        key,
-      )
-      .toArray();
-    const row = rows[0];
-    if (row === undefined) return null;
-    return { key: row.key, requestHash: row.request_hash, lsn: row.lsn, response: row.response };
+    const stored = getText<ResultHead>(this.kv, resultKey(key));
+    if (stored === undefined) return null;
+    return {
+      key,
+      requestHash: stored.meta.requestHash,
+      lsn: stored.meta.lsn,
+      response: stored.text,
+    };
   }
 
   saveResult(result: SavedResult, createdAt: number): void {
-    this.sql.exec(
-      "INSERT INTO _repl_results (key, request_hash, lsn, response, created_at) VALUES (?, ?, ?, ?, ?)",
-      result.key,
-      result.requestHash,
-      result.lsn,
-      result.response,
-      createdAt,
-    );
+    const head: ResultHead = { requestHash: result.requestHash, lsn: result.lsn, createdAt };
+    putText(this.kv, resultKey(result.key), head, result.response);
+    this.kv.put(ageKey(createdAt, result.key), result.lsn);
   }
 
-  /** Deletes saved results older than `before`; returns how many went. */
-  pruneResults(before: number): number {
-    return this.sql.exec("DELETE FROM _repl_results WHERE created_at < ?", before).rowsWritten;
+  /**
+   * Deletes saved results created before `before` whose commit is at or below
+   * `answeredThrough` (answered: a retry can no longer find it waiting), at
+   * most `limit`; returns how many went.
+   */
+  pruneResults(before: number, answeredThrough: number, limit = 5000): number {
+    let pruned = 0;
+    for (const [key, lsn] of this.kv.list<number>({
+      prefix: "ra:",
+      end: `ra:${sortable(before)}`,
+    })) {
+      if (pruned >= limit) break;
+      if (lsn > answeredThrough) continue;
+      const name = key.slice(key.indexOf(":", 3) + 1);
+      deleteText(this.kv, resultKey(name));
+      this.kv.delete(key);
+      pruned++;
+    }
+    return pruned;
   }
 
   loadTunables(): Tunables {
-    return tunablesFromStored(
-      this.sql.exec<{ name: string; value: string }>("SELECT name, value FROM _repl_tunables"),
-    );
+    const rows: { name: string; value: string }[] = [];
+    for (const [key, value] of this.kv.list<string>({ prefix: "t:" })) {
+      rows.push({ name: key.slice(2), value });
+    }
+    return tunablesFromStored(rows);
   }
 
   saveTunables(values: Partial<Record<string, unknown>>): void {
-    for (const [name, value] of Object.entries(values)) {
-      this.sql.exec(
-        "INSERT OR REPLACE INTO _repl_tunables (name, value) VALUES (?, ?)",
-        name,
-        JSON.stringify(value),
-      );
-    }
+    for (const [name, value] of Object.entries(values))
+      this.kv.put(`t:${name}`, JSON.stringify(value));
   }
 
   loadReplicaStates(): Map<string, { state: ReplicaState; reason: string | null }> {
-    const out = new Map<string, { state: ReplicaState; reason: string | null }>();
-    for (const row of this.sql.exec<{ id: string; state: string; reason: string | null }>(
-      "SELECT id, state, reason FROM _repl_replicas ORDER BY CAST(substr(id, 9) AS INTEGER), id",
-    )) {
-      const state: ReplicaState = row.state === "coherent" ? "coherent" : "incoherent";
-      out.set(row.id, { state, reason: row.reason });
+    const out: [string, { state: ReplicaState; reason: string | null }][] = [];
+    for (const [key, value] of this.kv.list<{ state: string; reason: string | null }>({
+      prefix: "s:",
+    })) {
+      const state: ReplicaState = value.state === "coherent" ? "coherent" : "incoherent";
+      out.push([key.slice(2), { state, reason: value.reason }]);
     }
-    return out;
+    const order = (id: string) => Number(id.replace(/\D/g, "")) || 0;
+    out.sort(([a], [b]) => order(a) - order(b) || (a < b ? -1 : 1));
+    return new Map(out);
   }
 
   deleteReplica(id: string): void {
-    this.sql.exec("DELETE FROM _repl_replicas WHERE id = ?", id);
+    this.kv.delete(`s:${id}`);
   }
 
   saveReplicaState(id: string, state: ReplicaState, reason: string | null): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO _repl_replicas (id, state, reason) VALUES (?, ?, ?)",
-      id,
-      state === "coherent" ? "coherent" : "incoherent",
-      reason,
-    );
+    this.kv.put(`s:${id}`, { state: state === "coherent" ? "coherent" : "incoherent", reason });
   }
 }

@@ -10,7 +10,6 @@ import type { Outcome } from "../core/ack-book";
 import { planWait } from "../core/commit-policy";
 import { ApiError, type Result, fail, ok } from "../core/errors";
 import { type VerifyReport, compareChecksums } from "../core/verify";
-import { bodyBytes, encodeStatements } from "../core/log-codec";
 import {
   type ClusterStatus,
   type ExecRequest,
@@ -22,15 +21,12 @@ import {
   type QueryRequest,
   type QueryResponse,
   type ReplicaSettings,
-  type StatementResult,
   MASTER_CRASH_REASON,
-  encodeBookmark,
   replicaId,
   replicaObjectName,
 } from "../core/protocol";
 import { Semaphore } from "../core/semaphore";
-import { truncationPoint } from "../core/snapshot-schema";
-import { type GuardedStatement, guardWrite } from "../core/statement-guard";
+import { truncationPoint } from "../core/log-retention";
 import {
   type TunableDescription,
   type TunableName,
@@ -39,7 +35,7 @@ import {
   defaultTunables,
   describeTunables,
 } from "../core/tunables";
-import { MASTER_MIGRATIONS, migrate } from "../migrations";
+import { migrate } from "../migrations";
 import type { MessageFaultConfig } from "../core/message-faults";
 import { MessageFaults } from "./fault-link";
 import { MasterMetrics } from "./master-metrics";
@@ -48,17 +44,24 @@ import { Relay, type RelayHost, asAck } from "./relay";
 import type { ReplicaDO } from "./replica";
 import { type ReplicaEntry, ReplicaSet } from "./replica-set";
 import { SnapshotSource } from "./snapshot-source";
+import { type SnapshotProgress, emptyProgress, streamSnapshot } from "./snapshot-stream";
 import { TimedJobs } from "./timed-jobs";
 import { type WaitPath, Waiter } from "./waiter";
-import { ResultBudget, asSqlError, nodeChecksums, runQuery } from "./sql-helpers";
+import { LogTail, commitLocal } from "./master-commit";
+import { syncCaptureTriggers } from "./sqlite/capture";
+import { nodeChecksums } from "./sqlite/checksums";
+import { runQuery } from "./sqlite/query";
+import { Schema } from "./sqlite/schema";
+import { asSqlError } from "./sqlite/sql-errors";
+import type { SqlNode } from "./sqlite/write";
 
 const TAIL_CACHE_RECORDS = 4096;
+const TAIL_CACHE_BYTES = 16 * 1024 * 1024;
 const PRUNE_EVERY_MS = 60_000;
 const SLOW_CHECK_EVERY_MS = 1_000;
 const TRUNCATE_EVERY_MS = 1_000;
 /** Log rows deleted per truncation step, so one step never blocks the master for long. */
 const TRUNCATE_CHUNK_ROWS = 5_000;
-const SNAPSHOT_CHUNK_ROWS = 500;
 const PULL_MAX_BYTES = 4_000_000;
 
 export class MasterDO extends DurableObject<Env> {
@@ -70,11 +73,17 @@ export class MasterDO extends DurableObject<Env> {
   /** Log records through this LSN have been truncated. */
   private truncatedThrough = 0;
   private readonly snapshots: SnapshotSource;
+  /** Each replica's snapshot streams: the current one and failures since the master started. */
+  private readonly snapshotProgress = new Map<string, SnapshotProgress>();
   private currentTerm = 0;
   private tunables: Tunables = defaultTunables();
   private readonly writers = new Semaphore(8);
   private readonly replicas: ReplicaSet;
-  private readonly tail = new Map<number, LogRecord>();
+  private readonly tail = new LogTail(
+    () => TAIL_CACHE_RECORDS,
+    () => TAIL_CACHE_BYTES,
+  );
+  private readonly node: SqlNode;
   /** Highest LSN answered as acked: a replica must reach it before it is coherent again. */
   private answeredHighLsn = 0;
   private readonly jobs: TimedJobs;
@@ -109,8 +118,9 @@ export class MasterDO extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.store = new MasterStore(ctx.storage.sql);
-    this.snapshots = new SnapshotSource(ctx.storage, () => this.lsn);
+    this.store = new MasterStore(ctx.storage.kv);
+    this.node = { sql: ctx.storage.sql, schema: new Schema(ctx.storage.sql) };
+    this.snapshots = new SnapshotSource(ctx.storage, this.node, () => this.lsn);
     this.jobs = new TimedJobs(
       (at) => void ctx.storage.setAlarm(at),
       (job, now) => this.runJob(job, now),
@@ -150,7 +160,9 @@ export class MasterDO extends DurableObject<Env> {
       },
     });
     ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage, MASTER_MIGRATIONS);
+      migrate(ctx.storage);
+      // Tables made before row capture existed get their capture triggers now.
+      ctx.storage.transactionSync(() => syncCaptureTriggers(this.node.sql, this.node.schema));
       this.tunables = this.store.loadTunables();
       const faults = this.store.getMeta("message_faults");
       if (faults !== null) this.faults.configure(JSON.parse(faults) as MessageFaultConfig);
@@ -158,7 +170,8 @@ export class MasterDO extends DurableObject<Env> {
       this.lsn = this.store.lastLsn();
       this.truncatedThrough = Number(this.store.getMeta("truncated_through") ?? 0);
       this.snapshots.dropLeftovers();
-      this.logEnd = this.store.endOffsetAt(this.lsn);
+      this.logEnd =
+        this.store.endOffsetAt(this.lsn) || Number(this.store.getMeta("truncated_offset") ?? 0);
       // A previous incarnation may have answered anything in the log: a replica must
       // reach all of it before it may serve strong reads again.
       this.answeredHighLsn = this.lsn;
@@ -234,16 +247,19 @@ export class MasterDO extends DurableObject<Env> {
     scheduleRestart: (id, at) => this.jobs.at(`relay-restart:${id}`, at),
     truncatedThrough: () => this.truncatedThrough,
     requestSnapshot: (id) => this.requestSnapshot(id),
+    diverged: (id, at) => {
+      const entry = this.replicas.get(id);
+      if (entry === undefined) return;
+      console.warn(`${this.cluster}/${id} diverged at LSN ${at.lsn}: ${at.detail}`);
+      this.metrics.divergences.inc({ cluster: this.cluster, replica: id });
+      this.replicas.markIncoherent(entry, "diverged");
+      this.requestSnapshot(id);
+    },
   };
 
   private readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
-    const out: LogRecord[] = [];
-    for (let lsn = fromLsn; lsn <= this.lsn && out.length < maxRecords; lsn++) {
-      const record = this.tail.get(lsn);
-      if (record === undefined) break;
-      out.push(record);
-    }
-    if (out.length > 0) return out;
+    const held = this.tail.read(fromLsn, maxRecords, maxBytes);
+    if (held.length > 0) return held;
     return this.store.readLog(fromLsn, maxRecords, maxBytes);
   }
 
@@ -318,7 +334,13 @@ export class MasterDO extends DurableObject<Env> {
       return;
     }
     if (job === "prune") {
-      this.store.pruneResults(now - this.tunables.idempotency_retention_ms);
+      // A result whose commit still waits for acks is kept whatever its age: its
+      // client may be retrying right now.
+      const waiting = this.waiter.oldestLsn();
+      const answered = waiting === null ? this.lsn : waiting - 1;
+      this.ctx.storage.transactionSync(() =>
+        this.store.pruneResults(now - this.tunables.idempotency_retention_ms, answered),
+      );
       this.jobs.at("prune", now + this.pruneEvery());
       return;
     }
@@ -361,14 +383,16 @@ export class MasterDO extends DurableObject<Env> {
     if (target <= this.truncatedThrough) return false;
     const through = Math.min(target, this.truncatedThrough + TRUNCATE_CHUNK_ROWS);
     this.ctx.storage.transactionSync(() => {
-      this.store.deleteLogThrough(through);
+      this.store.setMeta("truncated_offset", String(this.store.endOffsetAt(through)));
+      this.store.deleteLog(this.truncatedThrough, through);
       this.store.setMeta("truncated_through", String(through));
     });
     this.truncatedThrough = through;
-    for (const lsn of this.tail.keys()) {
-      if (lsn > through) break;
-      this.tail.delete(lsn);
-    }
+    this.tail.dropThrough(through);
+    // The log passed a snapshot still streaming: it can no longer be caught up
+    // from, so it goes, and its replicas take a new one.
+    const pinned = this.snapshots.lsn;
+    if (pinned !== null && pinned < through) this.snapshots.abandon();
     return through < target;
   }
 
@@ -381,48 +405,20 @@ export class MasterDO extends DurableObject<Env> {
     this.ctx.waitUntil(this.streamSnapshot(id));
   }
 
-  /**
-   * Streams the snapshot in chunks over the relay's stub (E-order with its
-   * heartbeats), checking between chunks whether a heartbeat is due.
-   */
   private async streamSnapshot(id: string): Promise<void> {
     const entry = this.replicas.get(id);
     if (entry === undefined) return;
-    const snapshot = this.snapshots.begin();
-    try {
-      const replica = entry.relay.replica;
-      await replica.installSnapshot({
-        phase: "begin",
-        lsn: snapshot.lsn,
-        tables: snapshot.tables,
-      });
-      for (const table of snapshot.tables) {
-        for (let after = 0; ; ) {
-          const chunk = this.snapshots.chunk(table.name, after, SNAPSHOT_CHUNK_ROWS);
-          if (chunk.rows.length === 0) break;
-          await replica.installSnapshot({
-            phase: "rows",
-            table: table.name,
-            columns: chunk.columns,
-            rows: chunk.rows,
-            hasRowid: table.hasRowid,
-          });
-          after = chunk.next;
-          entry.relay.heartbeatIfDue();
-        }
-      }
-      await replica.installSnapshot({
-        phase: "end",
-        lsn: snapshot.lsn,
-        after: snapshot.after,
-        sequences: snapshot.sequences,
-      });
-      entry.relay.finishSnapshot(snapshot.lsn);
+    let progress = this.snapshotProgress.get(id);
+    if (progress === undefined) {
+      progress = emptyProgress();
+      this.snapshotProgress.set(id, progress);
+    }
+    const failures = progress.failures;
+    await streamSnapshot(this.snapshots, entry.relay, progress, () => {
       this.replicas.onAck(id, 0, false, 0);
-    } catch (error) {
-      entry.relay.abortSnapshot(error);
-    } finally {
-      this.snapshots.release();
+    });
+    if (progress.failures > failures) {
+      this.metrics.snapshotFailures.inc({ cluster: this.cluster, replica: id });
     }
   }
 
@@ -431,15 +427,10 @@ export class MasterDO extends DurableObject<Env> {
   async exec(request: ExecRequest): Promise<Result<ExecResponse>> {
     try {
       this.ensureCluster(request.cluster);
-      const guarded = request.statements.map((s) =>
-        guardWrite(s, {
-          now: Date.now(),
-          randomInt64: randomInt64,
-          randomBytes: (n) => crypto.getRandomValues(new Uint8Array(n)),
-        }),
-      );
       const key = request.idempotencyKey;
       const hash = request.requestHash ?? "";
+      // A retry is looked up before anything else runs: a commit the guard would
+      // refuse today (after a deploy) is still answered with its saved result.
       if (key !== undefined) {
         const saved = this.store.findResult(key);
         if (saved !== null) return await this.replay(saved, hash);
@@ -458,13 +449,13 @@ export class MasterDO extends DurableObject<Env> {
             return await this.replay(saved, hash);
           }
         }
-        const response = this.commitLocal(guarded, key, hash);
+        const { response, plain } = this.commit(request, key, hash);
         const plan = planWait({
           syncMode: this.tunables.sync_mode,
           asyncDistCommit: this.tunables.async_dist_commit,
           maxOutstanding: this.tunables.async_dist_commit_max_outstanding,
           handedOffNow: this.waiter.handedOffNow,
-          plain: guarded.every((g) => g.kind !== "ddl"),
+          plain,
         });
         if (plan.kind === "no-wait") {
           this.counters.noWait++;
@@ -545,60 +536,28 @@ export class MasterDO extends DurableObject<Env> {
   }
 
   /** Runs the statements, appends the log record and saves the result: one transaction. */
-  private commitLocal(
-    guarded: GuardedStatement[],
+  private commit(
+    request: ExecRequest,
     key: string | undefined,
     hash: string,
-  ): ExecResponse {
-    const sql = this.ctx.storage.sql;
+  ): { response: ExecResponse; plain: boolean } {
     const lsn = this.lsn + 1;
-    const ts = Date.now();
-    const statements = guarded.map((g) => ({ sql: g.sql, params: g.params }));
-    const body = encodeStatements(statements);
-    const bytes = bodyBytes(body);
-    let response: ExecResponse | null = null;
-    this.ctx.storage.transactionSync(() => {
-      const results: StatementResult[] = [];
-      // One byte budget for the whole response, however many of its statements return rows.
-      const budget = new ResultBudget();
-      for (const statement of guarded) {
-        const rows = budget.read(
-          sql.exec(statement.sql, ...statement.params),
-          statement.kind === "write",
-        );
-        if (statement.kind !== "write") {
-          results.push(withRows({ rowsWritten: 0, lastRowId: null }, rows));
-          continue;
-        }
-        const after = sql
-          .exec<{ c: number; r: number }>("SELECT changes() AS c, last_insert_rowid() AS r")
-          .one();
-        const inserted = after.c > 0 && INSERT_FIRST.test(statement.sql);
-        results.push(
-          withRows({ rowsWritten: after.c, lastRowId: inserted ? after.r : null }, rows),
-        );
-      }
-      this.store.appendLog({ lsn, term: this.currentTerm, ts }, body, bytes, this.logEnd + bytes);
-      response = { lsn, results, bookmark: encodeBookmark(lsn) };
-      if (key !== undefined) {
-        this.store.saveResult(
-          { key, requestHash: hash, lsn, response: JSON.stringify(response) },
-          ts,
-        );
-      }
+    const { response, record, bytes } = commitLocal(this.ctx.storage, this.node, this.store, {
+      lsn,
+      term: this.currentTerm,
+      logEnd: this.logEnd,
+      statements: request.statements,
+      format: request.format ?? "objects",
+      key,
+      requestHash: hash,
     });
     this.lsn = lsn;
     this.logEnd += bytes;
     this.counters.commits++;
     this.metrics.commits.inc({ cluster: this.cluster });
-    this.tail.set(lsn, { lsn, term: this.currentTerm, ts, statements });
-    if (this.tail.size > TAIL_CACHE_RECORDS) {
-      const oldest = this.tail.keys().next().value;
-      if (oldest !== undefined) this.tail.delete(oldest);
-    }
+    this.tail.add(record, bytes);
     for (const entry of this.replicas.all()) entry.relay.pump();
-    if (response === null) throw new Error("commit produced no response");
-    return response;
+    return { response, plain: record.entries.every((e) => e.kind !== "ddl") };
   }
 
   /** A replica's deferred ack (debug_ack_delay_ms). */
@@ -632,7 +591,7 @@ export class MasterDO extends DurableObject<Env> {
   async query(request: QueryRequest): Promise<Result<QueryResponse>> {
     try {
       this.ensureCluster(request.cluster);
-      const result = runQuery(this.ctx.storage.sql, request.sql, request.params, request.format);
+      const result = runQuery(this.node, request.sql, request.params, request.format);
       return ok({ ...result, servedBy: "master", appliedLsn: this.lsn });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
@@ -645,8 +604,12 @@ export class MasterDO extends DurableObject<Env> {
   async status(cluster: string): Promise<ClusterStatus> {
     this.ensureCluster(cluster);
     const now = Date.now();
-    const replicas = this.replicas.status(now);
-    const log = this.store.logStats();
+    const replicas = this.replicas.status(now).map((status) => ({
+      ...status,
+      snapshot: this.snapshotProgress.get(status.id) ?? emptyProgress(),
+    }));
+    const truncatedOffset = Number(this.store.getMeta("truncated_offset") ?? 0);
+    const log = { rows: this.lsn - this.truncatedThrough, bytes: this.logEnd - truncatedOffset };
     return {
       cluster: this.cluster,
       master: {
@@ -737,7 +700,7 @@ export class MasterDO extends DurableObject<Env> {
   async verify(cluster: string): Promise<VerifyReport> {
     this.ensureCluster(cluster);
     const lsn = this.lsn;
-    const mine = nodeChecksums(this.ctx.storage.sql, "master", lsn);
+    const mine = nodeChecksums(this.node, "master", lsn);
     const others = await Promise.all(
       this.replicas.ids().map(async (id) => {
         try {
@@ -876,6 +839,18 @@ export class MasterDO extends DurableObject<Env> {
     }
   }
 
+  /** Fault hook: run SQL on one replica outside the log (it should then diverge). */
+  async tamperReplica(
+    cluster: string,
+    id: string,
+    sql: string,
+  ): Promise<Result<{ id: string; tampered: true }>> {
+    return this.faultHook(cluster, id, async () => {
+      await this.replicaStub(id).tamper(sql);
+      return { id, tampered: true as const };
+    });
+  }
+
   /** Fault hook: make a relay resend from `lsn + 1` (its replica skips what it has). */
   async rewindRelay(cluster: string, id: string, lsn: number): Promise<Result<{ id: string }>> {
     return this.faultHook(cluster, id, async (entry) => {
@@ -913,17 +888,4 @@ export class MasterDO extends DurableObject<Env> {
     this.ensureCluster(cluster);
     return this.replicas.ids();
   }
-}
-
-/** Rows a statement returned (RETURNING, or a SELECT inside a write) are part of its result. */
-function withRows(result: StatementResult, rows: Record<string, unknown>[]): StatementResult {
-  return rows.length === 0 ? result : { ...result, rows };
-}
-
-/** lastRowId is reported for INSERT and REPLACE statements (leading comments allowed). */
-const INSERT_FIRST = /^(?:\s|--[^\n]*\n|\/\*[\s\S]*?\*\/)*(?:insert|replace)\b/i;
-
-function randomInt64(): bigint {
-  const bytes = crypto.getRandomValues(new BigInt64Array(1));
-  return bytes[0] ?? 0n;
 }

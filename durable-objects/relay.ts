@@ -46,6 +46,8 @@ export interface RelayHost {
   /** Log records through this LSN are gone: a replica that needs them gets a snapshot. */
   truncatedThrough(): number;
   requestSnapshot(id: string): void;
+  /** The replica computed other effects than the master: it is rebuilt. */
+  diverged(id: string, at: { lsn: number; detail: string }): void;
 }
 
 const MAX_BATCH_BYTES = 2_000_000;
@@ -297,6 +299,10 @@ export class Relay {
     if (response.dueAck !== undefined) this.takeAck(asAck(response.dueAck), true, now);
     if (response.ackDeferred && generation === this.generation) {
       this.expectHeldAck(lastLsn, sentAt, now);
+    }
+    if (response.diverged !== undefined && !this.snapshotting) {
+      this.host.diverged(this.id, response.diverged);
+      return;
     }
     this.pump();
   }

@@ -18,14 +18,18 @@ import {
   type QueryRequest,
   type ReplicaQueryOutcome,
   type SnapshotMessage,
+  type SnapshotReply,
   masterObjectName,
 } from "../core/protocol";
-import { quoteIdent } from "../core/sql-lexer";
-import { isReservedName } from "../core/statement-guard";
-import { REPLICA_MIGRATIONS, migrate } from "../migrations";
+import { migrate } from "../migrations";
 import type { MasterDO } from "./master";
-import { SNAPSHOT_ROWID_COLUMN } from "./snapshot-source";
-import { nodeChecksums, runQuery } from "./sql-helpers";
+import { DivergedError, applyRecord } from "./sqlite/apply";
+import { syncCaptureTriggers } from "./sqlite/capture";
+import { nodeChecksums } from "./sqlite/checksums";
+import { runQuery } from "./sqlite/query";
+import { Schema } from "./sqlite/schema";
+import { type SnapshotState, snapshotStep } from "./sqlite/snapshot-install";
+import type { SqlNode } from "./sqlite/write";
 
 const PULL_BATCH_RECORDS = 1000;
 /** Longest a fetch for a held ack may wait (debug_ack_delay_ms is at most a minute). */
@@ -54,19 +58,28 @@ export class ReplicaDO extends DurableObject<Env> {
   private readyAckSince = 0;
   private ackSentLsn = 0;
   private masterForAcks: DurableObjectStub<MasterDO> | null = null;
+  private readonly node: SqlNode;
+  /** The snapshot being staged, if any (kept in KV: staging survives a restart). */
+  private snapshot: SnapshotState | null = null;
+  /**
+   * Set when this replica computed something other than the master for a log
+   * entry: it applies nothing and serves no reads until rebuilt from a snapshot.
+   */
+  private diverged: { lsn: number; detail: string } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.node = { sql: ctx.storage.sql, schema: new Schema(ctx.storage.sql) };
     ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage, REPLICA_MIGRATIONS);
-      for (const row of ctx.storage.sql.exec<{ key: string; value: string }>(
-        "SELECT key, value FROM _repl_meta",
-      )) {
-        if (row.key === "applied_lsn") this.appliedLsn = Number(row.value);
-        if (row.key === "identity") this.identity = row.value;
-        if (row.key === "stopped") this.stopped = row.value === "1";
-        if (row.key === "rebuilding") this.rebuilding = true;
-      }
+      migrate(ctx.storage);
+      ctx.storage.transactionSync(() => syncCaptureTriggers(this.node.sql, this.node.schema));
+      const kv = ctx.storage.kv;
+      this.appliedLsn = Number(kv.get<string>("m:applied_lsn") ?? 0);
+      this.identity = kv.get<string>("m:identity") ?? "";
+      this.stopped = kv.get<string>("m:stopped") === "1";
+      this.rebuilding = kv.get("m:rebuilding") !== undefined;
+      this.snapshot = kv.get<SnapshotState>("m:snapshot") ?? null;
+      this.diverged = kv.get<{ lsn: number; detail: string }>("m:diverged") ?? null;
     });
   }
 
@@ -80,8 +93,9 @@ export class ReplicaDO extends DurableObject<Env> {
     this.ackDelays.drain();
     if (this.stopped) return this.refusal(request);
     if (this.identity === "") this.setMeta("identity", `${request.cluster}/${request.replicaId}`);
-    if (this.rebuilding) {
-      // A heartbeat during a rebuild: answer it, apply nothing, take no lease.
+    if (this.rebuilding || this.diverged !== null) {
+      // A heartbeat during a rebuild, or after diverging: answer it, apply
+      // nothing, take no lease.
       this.leaseUntil = 0;
       return {
         appliedLsn: this.appliedLsn,
@@ -90,7 +104,8 @@ export class ReplicaDO extends DurableObject<Env> {
         skipped: 0,
         applied: 0,
         ackDelayedMs: 0,
-        rebuilding: true,
+        ...(this.rebuilding ? { rebuilding: true as const } : {}),
+        ...(this.diverged === null ? {} : { diverged: this.diverged }),
       };
     }
     const delay = request.settings.applyDelayMs + this.faultDelayMs;
@@ -98,7 +113,7 @@ export class ReplicaDO extends DurableObject<Env> {
     if (this.stopped) return this.refusal(request);
     const outcome = this.applyBatch(request.records);
     // The lease is taken only after the records that came with it are applied.
-    this.leaseUntil = outcome.gap ? 0 : request.leaseUntil;
+    this.leaseUntil = outcome.gap || this.diverged !== null ? 0 : request.leaseUntil;
     if (request.pull && request.masterLsn > this.appliedLsn && !this.rebuilding) {
       this.startPulling(request);
     }
@@ -117,6 +132,7 @@ export class ReplicaDO extends DurableObject<Env> {
       ackDelayedMs: 0,
       ackDeferred,
       ...(due === undefined ? {} : { dueAck: due }),
+      ...(this.diverged === null ? {} : { diverged: this.diverged }),
     };
   }
 
@@ -183,6 +199,11 @@ export class ReplicaDO extends DurableObject<Env> {
     };
   }
 
+  /**
+   * Applies records in LSN order, all in one transaction. A record whose
+   * effects differ from the master's ends the batch at the record before it
+   * (its own changes roll back with a savepoint) and marks the replica diverged.
+   */
   private applyBatch(records: readonly LogRecord[]): {
     gap: boolean;
     skipped: number;
@@ -191,8 +212,8 @@ export class ReplicaDO extends DurableObject<Env> {
     let skipped = 0;
     let applied = 0;
     let gap = false;
-    const sql = this.ctx.storage.sql;
-    this.ctx.storage.transactionSync(() => {
+    const storage = this.ctx.storage;
+    storage.transactionSync(() => {
       for (const record of records) {
         if (record.lsn <= this.appliedLsn + applied) {
           skipped++;
@@ -202,9 +223,15 @@ export class ReplicaDO extends DurableObject<Env> {
           gap = true;
           break;
         }
-        for (const statement of record.statements) {
-          // Read every result through: a statement left open (RETURNING) blocks the commit.
-          sql.exec(statement.sql, ...statement.params).toArray();
+        try {
+          storage.transactionSync(() => applyRecord(this.node, record));
+        } catch (error) {
+          this.node.schema.invalidate();
+          if (!(error instanceof DivergedError)) throw error;
+          this.diverged = { lsn: error.lsn, detail: error.detail };
+          storage.kv.put("m:diverged", this.diverged);
+          console.warn(`${this.identity}: ${error.message}`);
+          break;
         }
         applied++;
         if (this.crashMidBatch && applied * 2 >= records.length) {
@@ -213,12 +240,7 @@ export class ReplicaDO extends DurableObject<Env> {
           );
         }
       }
-      if (applied > 0) {
-        sql.exec(
-          "INSERT OR REPLACE INTO _repl_meta (key, value) VALUES ('applied_lsn', ?)",
-          String(this.appliedLsn + applied),
-        );
-      }
+      if (applied > 0) storage.kv.put("m:applied_lsn", String(this.appliedLsn + applied));
     });
     this.appliedLsn += applied;
     return { gap, skipped, applied };
@@ -264,6 +286,9 @@ export class ReplicaDO extends DurableObject<Env> {
     if (this.stopped) return { kind: "redirect", reason: "replica stopped" };
     if (this.identity === "") return { kind: "redirect", reason: "replica not initialised" };
     if (this.rebuilding) return { kind: "redirect", reason: "replica rebuilding from a snapshot" };
+    if (this.diverged !== null) {
+      return { kind: "redirect", reason: `replica diverged at LSN ${this.diverged.lsn}` };
+    }
     if (request.consistency === "strong" && !(Date.now() < this.leaseUntil)) {
       return { kind: "redirect", reason: "no valid lease" };
     }
@@ -271,7 +296,7 @@ export class ReplicaDO extends DurableObject<Env> {
       return { kind: "redirect", reason: "behind the bookmark" };
     }
     try {
-      const result = runQuery(this.ctx.storage.sql, request.sql, request.params, request.format);
+      const result = runQuery(this.node, request.sql, request.params, request.format);
       return { kind: "rows", response: { ...result, servedBy, appliedLsn: this.appliedLsn } };
     } catch (error) {
       if (error instanceof ApiError) return { kind: "error", error: error.toBody() };
@@ -279,63 +304,31 @@ export class ReplicaDO extends DurableObject<Env> {
     }
   }
 
-  /**
-   * Rebuild from the master's snapshot: `begin` drops every user object and
-   * creates the tables empty, `rows` installs a chunk (rowids kept, so future
-   * inserts get the same rowids as on the master), `end` creates indexes,
-   * triggers and views, restores AUTOINCREMENT counters and sets the applied
-   * LSN to the snapshot's. Each step is one transaction.
-   */
-  async installSnapshot(message: SnapshotMessage): Promise<{ appliedLsn: number }> {
+  /** One step of a rebuild from the master's snapshot (sqlite/snapshot-install.ts). */
+  async installSnapshot(message: SnapshotMessage): Promise<SnapshotReply> {
     if (this.stopped) throw new Error("replica is stopped");
-    const sql = this.ctx.storage.sql;
-    this.ctx.storage.transactionSync(() => {
-      if (message.phase === "begin") {
-        this.rebuilding = true;
-        this.leaseUntil = 0;
-        this.dropUserObjects();
-        for (const table of message.tables) sql.exec(table.sql);
-        this.setMeta("rebuilding", String(message.lsn));
-      } else if (message.phase === "rows") {
-        const columns = message.columns.map((c) =>
-          c === SNAPSHOT_ROWID_COLUMN ? "rowid" : quoteIdent(c),
-        );
-        const insert = `INSERT INTO ${quoteIdent(message.table)} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-        for (const row of message.rows) sql.exec(insert, ...(row as SqlStorageValue[]));
-      } else {
-        for (const statement of message.after) sql.exec(statement);
-        if (message.sequences.length > 0) {
-          sql.exec("DELETE FROM sqlite_sequence");
-          for (const { name, seq } of message.sequences) {
-            sql.exec("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", name, seq);
-          }
-        }
-        sql.exec("DELETE FROM _repl_meta WHERE key = 'rebuilding'");
-        sql.exec(
-          "INSERT OR REPLACE INTO _repl_meta (key, value) VALUES ('applied_lsn', ?)",
-          String(message.lsn),
-        );
-        this.appliedLsn = message.lsn;
-        this.ackSentLsn = Math.min(this.ackSentLsn, message.lsn);
-        this.rebuilding = false;
-      }
-    });
-    return { appliedLsn: this.appliedLsn };
-  }
-
-  private dropUserObjects(): void {
-    const sql = this.ctx.storage.sql;
-    const objects = sql
-      .exec<{ type: string; name: string }>(
-        "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger', 'table')",
-      )
-      .toArray()
-      .filter((o) => !isReservedName(o.name, true));
-    for (const kind of ["view", "trigger", "table"]) {
-      for (const o of objects.filter((x) => x.type === kind)) {
-        sql.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${quoteIdent(o.name)}`);
-      }
+    const kv = this.ctx.storage.kv;
+    if (message.phase === "begin") {
+      this.rebuilding = true;
+      this.leaseUntil = 0;
+      kv.put("m:rebuilding", String(message.lsn));
     }
+    const step = snapshotStep(this.ctx.storage, this.node, this.snapshot, message);
+    this.snapshot = step.state;
+    if (step.state === null) kv.delete("m:snapshot");
+    else kv.put("m:snapshot", step.state);
+    if (step.installedLsn !== undefined) {
+      this.ctx.storage.transactionSync(() => {
+        kv.delete("m:rebuilding");
+        kv.delete("m:diverged");
+        kv.put("m:applied_lsn", String(step.installedLsn));
+      });
+      this.appliedLsn = step.installedLsn;
+      this.ackSentLsn = Math.min(this.ackSentLsn, step.installedLsn);
+      this.rebuilding = false;
+      this.diverged = null;
+    }
+    return { ...step.reply, appliedLsn: this.appliedLsn };
   }
 
   /** Checksums once this replica has applied `atLsn` (waits up to `waitMs`). */
@@ -343,7 +336,7 @@ export class ReplicaDO extends DurableObject<Env> {
     if (this.stopped) throw new Error(`${node} is stopped`);
     const until = Date.now() + waitMs;
     while (this.appliedLsn < atLsn && Date.now() < until) await sleep(20);
-    return nodeChecksums(this.ctx.storage.sql, node, this.appliedLsn);
+    return nodeChecksums(this.node, node, this.appliedLsn);
   }
 
   /** Fault hook (the master checks debug_fault_injection before calling). */
@@ -362,6 +355,15 @@ export class ReplicaDO extends DurableObject<Env> {
     else setTimeout(() => this.ctx.abort("crashed through the fault route"), 0);
   }
 
+  /** Fault hook: run SQL here outside the log, as a bug or an operator might. */
+  async tamper(sql: string): Promise<void> {
+    this.ctx.storage.transactionSync(() => {
+      this.node.sql.exec(sql).toArray();
+      // Keep the capture buffer empty, as a real change behind the log's back would.
+      this.node.sql.exec("DELETE FROM _repl_changes");
+    });
+  }
+
   /** Fault hook: make this replica slow by `ms` per message (0 ends it). */
   async setFaultDelay(ms: number): Promise<void> {
     this.faultDelayMs = ms;
@@ -372,11 +374,7 @@ export class ReplicaDO extends DurableObject<Env> {
   }
 
   private setMeta(key: string, value: string): void {
-    this.ctx.storage.sql.exec(
-      "INSERT OR REPLACE INTO _repl_meta (key, value) VALUES (?, ?)",
-      key,
-      value,
-    );
+    this.ctx.storage.kv.put(`m:${key}`, value);
     if (key === "identity") this.identity = value;
   }
 }

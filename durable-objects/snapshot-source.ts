@@ -1,126 +1,148 @@
 /**
- * A consistent snapshot of the master's user tables for rebuilding a replica
- * that is behind the log's truncation point. `begin` copies every user table
- * into a shadow table (`_repl_snap_<n>`) in one synchronous transaction, so the
- * copy is exactly the state at one LSN while writes go on; `chunk` pages rows
- * out of the shadows in rowid order; `release` drops them.
+ * A consistent snapshot of the master's user data, for rebuilding a replica
+ * that is behind the log's truncation point or new to the cluster.
+ *
+ * `begin` copies, in one synchronous transaction, every user table's exact
+ * row images (cells, sql-value.ts: rowid or key included) into a shadow table
+ * `_repl_snap_<n> (pos, img)`, with the schema and sqlite_sequence: the state
+ * at exactly one LSN while writes go on. `chunk` pages images out by position
+ * and by bytes. A failed stream keeps the shadows, so the retry resumes where
+ * the replica's staging stopped instead of copying everything again; they go
+ * when every replica that used them is done, or when the log no longer holds
+ * the records after their LSN (`abandon`).
  */
-import { type SchemaRow, type SnapshotTable, planSchema } from "../core/snapshot-schema";
+import { isUserName } from "../core/reserved-names";
+import type { SnapshotPlan } from "../core/protocol";
 import { quoteIdent } from "../core/sql-lexer";
-
-export interface SnapshotBegin {
-  lsn: number;
-  tables: SnapshotTable[];
-  after: string[];
-  /** sqlite_sequence rows, for AUTOINCREMENT tables. */
-  sequences: { name: string; seq: number }[];
-}
-
-export interface SnapshotChunk {
-  table: string;
-  /** Column names; the first is the rowid for tables that have one. */
-  columns: string[];
-  rows: unknown[][];
-}
+import { isCaptureTrigger } from "./sqlite/capture";
+import { imagesSql } from "./sqlite/checksums";
+import { readSequence } from "./sqlite/apply";
+import type { SqlNode } from "./sqlite/write";
 
 const SHADOW_PREFIX = "_repl_snap_";
-const ROWID_COLUMN = "_repl_rowid";
+
+/** Order of re-creation: tables, then indexes, views and triggers (after the rows). */
+const OBJECT_ORDER: Record<string, number> = { table: 0, index: 1, view: 2, trigger: 3 };
 
 export class SnapshotSource {
-  private begun: (SnapshotBegin & { shadows: Map<string, string> }) | null = null;
-  users = 0;
+  private plan: SnapshotPlan | null = null;
+  private users = 0;
 
   constructor(
     private readonly storage: DurableObjectStorage,
+    private readonly node: SqlNode,
     private readonly currentLsn: () => number,
   ) {}
 
+  /** The LSN of the live snapshot, whose log records after it must be kept. */
   get lsn(): number | null {
-    return this.begun?.lsn ?? null;
+    return this.plan?.lsn ?? null;
   }
 
   /** Drops shadows left by a master that stopped mid-snapshot. */
   dropLeftovers(): void {
-    const sql = this.storage.sql;
-    const names = sql
+    const names = this.node.sql
       .exec<{ name: string }>(
-        // Not LIKE '_repl_snap_%': `_` matches any character there, and a client's table
-        // named xrepl_snap_1 would be dropped on the master alone.
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ?",
+        // Not LIKE '_repl_snap_%': `_` matches any character there.
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, ?) = ?",
         SHADOW_PREFIX.length,
         SHADOW_PREFIX,
       )
       .toArray();
-    for (const { name } of names) sql.exec(`DROP TABLE ${quoteIdent(name)}`);
+    for (const { name } of names) this.node.sql.exec(`DROP TABLE ${quoteIdent(name)}`);
   }
 
-  /** Starts (or joins) the snapshot at the current LSN. */
-  begin(): SnapshotBegin {
+  /** Joins the live snapshot, or takes a new one at the current LSN. */
+  begin(): SnapshotPlan {
+    if (this.plan === null) this.plan = this.take();
     this.users++;
-    if (this.begun !== null) return this.begun;
-    const sql = this.storage.sql;
-    let snapshot: (SnapshotBegin & { shadows: Map<string, string> }) | null = null;
-    this.storage.transactionSync(() => {
-      const schema = sql
-        .exec<SchemaRow>("SELECT type, name, tbl_name, sql FROM sqlite_master")
-        .toArray();
-      const plan = planSchema(schema);
-      const shadows = new Map<string, string>();
-      plan.tables.forEach((table, i) => {
-        const shadow = `${SHADOW_PREFIX}${i}`;
-        const source = quoteIdent(table.name);
-        const select = table.hasRowid
-          ? `SELECT rowid AS ${ROWID_COLUMN}, * FROM ${source}`
-          : `SELECT * FROM ${source}`;
-        sql.exec(`CREATE TABLE ${quoteIdent(shadow)} AS ${select}`);
-        shadows.set(table.name, shadow);
-      });
-      const hasSequence = schema.some((row) => row.name === "sqlite_sequence");
-      const sequences = hasSequence
-        ? sql.exec<{ name: string; seq: number }>("SELECT name, seq FROM sqlite_sequence").toArray()
-        : [];
-      snapshot = {
+    return this.plan;
+  }
+
+  private take(): SnapshotPlan {
+    const { sql, schema } = this.node;
+    return this.storage.transactionSync(() => {
+      this.dropLeftovers();
+      const tables: SnapshotPlan["tables"] = [];
+      for (const table of schema.tables().values()) {
+        const select = imagesSql(this.node, table.name);
+        if (select === null) continue;
+        const object = schema.objects().find((o) => o.name === table.name);
+        // An external-content fts5 table is rebuilt from its content table instead.
+        const external = table.kind === "virtual" && /\bcontent\s*=/i.test(object?.sql ?? "");
+        const shadow = `${SHADOW_PREFIX}${tables.length}`;
+        if (!external) {
+          sql.exec(
+            `CREATE TABLE ${quoteIdent(shadow)} (pos INTEGER PRIMARY KEY, img TEXT NOT NULL)`,
+          );
+          sql.exec(`INSERT INTO ${quoteIdent(shadow)} (img) ${select}`);
+        }
+        tables.push({ name: table.name, shadow: external ? null : shadow, rebuild: external });
+      }
+      const objects = schema
+        .objects()
+        .filter((o) => o.sql !== null && isUserName(o.name) && isUserName(o.tblName))
+        .filter((o) => !(o.type === "trigger" && isCaptureTrigger(o.name)))
+        .filter((o) => !schema.isShadow(o.name) && o.type in OBJECT_ORDER)
+        .map((o) => ({ type: o.type, name: o.name, sql: o.sql ?? "" }))
+        .sort((a, b) => (OBJECT_ORDER[a.type] ?? 9) - (OBJECT_ORDER[b.type] ?? 9));
+      return {
+        id: crypto.randomUUID(),
         lsn: this.currentLsn(),
-        tables: plan.tables,
-        after: plan.after,
-        sequences,
-        shadows,
+        tables,
+        objects,
+        sequence: readSequence(this.node),
       };
     });
-    if (snapshot === null) throw new Error("snapshot did not begin");
-    this.begun = snapshot;
-    return snapshot;
   }
 
-  /** Up to `limit` rows of `table` after shadow position `after`; `next` is the new position. */
-  chunk(table: string, after: number, limit: number): SnapshotChunk & { next: number } {
-    const shadow = this.begun?.shadows.get(table);
-    if (shadow === undefined) throw new Error(`no snapshot of ${table}`);
-    const cursor = this.storage.sql.exec(
-      `SELECT rowid AS _repl_pos, * FROM ${quoteIdent(shadow)} WHERE rowid > ? ORDER BY rowid LIMIT ?`,
+  /** Images of table `index` after position `after`, up to about `maxBytes`. */
+  chunk(
+    id: string,
+    index: number,
+    after: number,
+    maxBytes: number,
+  ): { rows: { pos: number; img: string }[]; last: number } {
+    this.check(id);
+    const shadow = this.plan?.tables[index]?.shadow;
+    if (shadow == null) return { rows: [], last: after };
+    const rows: { pos: number; img: string }[] = [];
+    let bytes = 0;
+    let last = after;
+    for (const row of this.node.sql.exec<{ pos: number; img: string }>(
+      `SELECT pos, img FROM ${quoteIdent(shadow)} WHERE pos > ? ORDER BY pos LIMIT 2000`,
       after,
-      limit,
-    );
-    const columns = cursor.columnNames.filter((c) => c !== "_repl_pos");
-    const rows: unknown[][] = [];
-    let next = after;
-    for (const row of cursor.raw()) {
-      next = Number(row[0]);
-      rows.push(row.slice(1));
+    )) {
+      if (rows.length > 0 && bytes + row.img.length > maxBytes) break;
+      rows.push({ pos: row.pos, img: row.img });
+      bytes += row.img.length + 16;
+      last = row.pos;
     }
-    return { table, columns, rows, next };
+    return { rows, last };
   }
 
-  /** A replica is done with the snapshot; the last one out drops the shadows. */
+  /** Throws unless snapshot `id` is still the live one (abandon() may have dropped it). */
+  check(id: string): void {
+    if (this.plan?.id !== id)
+      throw new Error(`snapshot ${id} was abandoned: the log passed its LSN`);
+  }
+
+  /** A replica is done with the snapshot (installed it, or gave it up for good). */
   release(): void {
     this.users = Math.max(0, this.users - 1);
-    if (this.users > 0 || this.begun === null) return;
-    const shadows = [...this.begun.shadows.values()];
-    this.begun = null;
-    this.storage.transactionSync(() => {
-      for (const shadow of shadows) this.storage.sql.exec(`DROP TABLE ${quoteIdent(shadow)}`);
-    });
+    if (this.users === 0) this.abandon();
+  }
+
+  /** A stream failed: its replica will retry, resuming from what it staged. */
+  park(): void {
+    this.users = Math.max(0, this.users - 1);
+  }
+
+  /** Drops the shadows now (no one uses them, or the log passed their LSN). */
+  abandon(): void {
+    if (this.plan === null) return;
+    this.plan = null;
+    this.users = 0;
+    this.storage.transactionSync(() => this.dropLeftovers());
   }
 }
-
-export const SNAPSHOT_ROWID_COLUMN = ROWID_COLUMN;

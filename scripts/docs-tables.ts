@@ -1,10 +1,10 @@
 /**
  * Rewrites the generated tables in docs/ from the code: the tunables table in
- * operations.md and the determinism rules in determinism.md. `npm run docs:tables`;
+ * operations.md and the deterministic functions in determinism.md. `npm run docs:tables`;
  * test/docs.test.ts fails when they drift.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { NON_DETERMINISTIC_RULES } from "../core/statement-guard";
+import { DETERMINISTIC_FUNCTIONS } from "../core/sql-program";
 import { defaultTunables, describeTunables } from "../core/tunables";
 
 function replaceTable(path: string, header: string, rows: string[]): void {
@@ -25,8 +25,6 @@ const tunables = Object.entries(describeTunables(defaultTunables())).map(
 );
 replaceTable("docs/operations.md", "| name | type | default | min | max | meaning |", tunables);
 
-const rules = NON_DETERMINISTIC_RULES.map(
-  (r) => `| ${r.construct.replaceAll("|", "\\|")} | ${r.handling} | ${r.why} |`,
-);
-replaceTable("docs/determinism.md", "| construct | handling | why |", rules);
+const functions = [...DETERMINISTIC_FUNCTIONS].sort().map((name) => `| \`${name}\` |`);
+replaceTable("docs/determinism.md", "| deterministic function |", functions);
 console.log("docs tables rewritten");

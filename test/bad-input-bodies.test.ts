@@ -280,7 +280,7 @@ describe("the rows route refuses injection in table and column names", () => {
         status: 400,
         code: "BAD_REQUEST",
       },
-      ...[...INTERNAL_TABLES, "_REPL_META", "_cf_KV", "sqlite_master", "sqlite_sequence"].map(
+      ...[...INTERNAL_TABLES, "_REPL_CHANGES", "_cf_KV", "sqlite_master", "sqlite_sequence"].map(
         (table) => ({
           name: `the internal table ${table}`,
           send: rows(table, { key: "x", value: "y" }),

@@ -21,13 +21,21 @@ export interface Case {
   name: string;
   send: Send;
   status: number;
-  code: string;
+  /** The code, or the codes either of which is right (a refusal by the guard or by SQLite). */
+  code: string | readonly string[];
 }
 
 export const REPLICAS = ["replica-1", "replica-2", "replica-3", "replica-4"];
 
-/** Tables this project keeps in every master or replica (migrations/index.ts). */
-export const INTERNAL_TABLES = [
+/**
+ * SQL tables this project keeps in every node (migrations/index.ts): row
+ * capture's buffer and the trigger guard's flag. The rest of its state is in
+ * KV, out of SQL's reach.
+ */
+export const INTERNAL_TABLES = ["_repl_changes", "_repl_applying"];
+
+/** Tables that held internal state before it moved to KV: they no longer exist. */
+export const FORMER_INTERNAL_TABLES = [
   "_repl_meta",
   "_repl_log",
   "_repl_results",
@@ -36,17 +44,21 @@ export const INTERNAL_TABLES = [
   "_repl_schema_version",
 ];
 
+/** A refusal of a name that is reserved, or of one that does not exist at all. */
+export const REFUSED_NAME = ["RESERVED_NAME", "INVALID_SQL"] as const;
+
 // ---------------------------------------------------------------------------
 // The error shape and the no-change check
 
 /** Status, code, JSON content type, the error shape, and nothing a client should not see. */
-export function expectError(res: Result, status: number, code: string): void {
+export function expectError(res: Result, status: number, code: string | readonly string[]): void {
   const context = JSON.stringify(res.body).slice(0, 400);
   expect(res.status, context).toBe(status);
   expect(res.headers.get("content-type") ?? "", context).toMatch(/^application\/json/);
   expect(Object.keys(res.body), context).toEqual(["error"]);
   const error = res.body.error as Record<string, unknown>;
-  expect(error.code, context).toBe(code);
+  if (typeof code === "string") expect(error.code, context).toBe(code);
+  else expect(code, context).toContain(error.code);
   expect(error.message, context).toBeTypeOf("string");
   const message = error.message as string;
   expect(message.length, context).toBeGreaterThan(0);
@@ -87,13 +99,17 @@ export async function state(c: string): Promise<State> {
  * One cluster for a describe block: a table `t` with three rows, then its state.
  * Every case runs against it and is followed by a comparison with that state.
  */
-export function sweepCluster(prefix: string): { name: string; before: () => State } {
+export function sweepCluster(
+  prefix: string,
+  extra: { sql: string }[] = [],
+): { name: string; before: () => State } {
   const name = freshCluster(prefix);
   let before: State | null = null;
   beforeAll(async () => {
     const ddl = await exec(name, [
       { sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, n INTEGER)" },
       { sql: "INSERT INTO t (v, n) VALUES ('a', 1), ('b', 2), ('c', 3)" },
+      ...extra,
     ]);
     expect(ddl.status, JSON.stringify(ddl.body)).toBe(200);
     before = await state(name);

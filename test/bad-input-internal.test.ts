@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 import { call, exec, freshCluster, query } from "./helpers";
 import {
   type Case,
+  FORMER_INTERNAL_TABLES,
   INTERNAL_TABLES,
+  REFUSED_NAME,
   REPLICAS,
   expectError,
   runCases,
@@ -47,7 +49,7 @@ const READ_SHAPES = [
   "SELECT * FROM (#)",
   "SELECT * FROM t LEFT JOIN (#) ON 1",
   "SELECT 1 FROM t UNION SELECT 1 FROM #",
-  "SELECT count(*) FROM t WHERE ('x', 'y') IN #",
+  "SELECT count(*) FROM t WHERE 'x' IN #",
   "EXPLAIN SELECT * FROM #",
 ];
 
@@ -55,23 +57,35 @@ describe("no internal table is readable through query", () => {
   const cluster = sweepCluster("internal-read");
   const q = (sql: string) => (c: string) => query(c, sql);
   const cases: Case[] = [];
-  for (const table of ["_repl_meta", "_repl_log"]) {
+  for (const table of INTERNAL_TABLES) {
     for (const form of TABLE_FORMS) {
       for (const shape of READ_SHAPES) {
         const sql = shape.replace("#", named(form, table));
-        cases.push({ name: sql, send: q(sql), status: 400, code: "RESERVED_NAME" });
+        // `x IN table` needs a one-column table; SQLite refuses the others itself.
+        const code = shape.includes("IN #") ? REFUSED_NAME : "RESERVED_NAME";
+        cases.push({ name: sql, send: q(sql), status: 400, code });
       }
     }
   }
-  for (const table of INTERNAL_TABLES) {
+  for (const table of [...FORMER_INTERNAL_TABLES, "_cf_KV", "__cf_kv", "_cf_METADATA"]) {
     cases.push({
       name: `SELECT * FROM ${table}`,
       send: q(`SELECT * FROM ${table}`),
       status: 400,
-      code: "RESERVED_NAME",
+      code: REFUSED_NAME,
     });
   }
   runCases(cases, cluster);
+
+  it("keeps internal state out of SQL: the tables that held it are gone", async () => {
+    const res = await query(cluster.name, "SELECT name FROM sqlite_master WHERE type = 'table'", {
+      replica: "master",
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const names = res.body.rows.map((r) => String(r.name));
+    for (const former of FORMER_INTERNAL_TABLES) expect(names).not.toContain(former);
+    expect(names.filter((n) => /^_repl_/i.test(n)).sort()).toEqual([...INTERNAL_TABLES].sort());
+  });
 
   it("shows the internal tables' names and schema in sqlite_master, never their rows", async () => {
     // A decision, documented in docs/security.md: the schema is public (migrations/), the
@@ -93,39 +107,45 @@ describe("no internal table is readable through query", () => {
 
 describe("no statement through exec touches an internal table", () => {
   const cluster = sweepCluster("internal-write");
-  const x = (sql: string): Case => ({
+  const x = (sql: string, code: Case["code"] = "RESERVED_NAME"): Case => ({
     name: sql,
     send: (c) => exec(c, [{ sql }]),
     status: 400,
-    code: "RESERVED_NAME",
+    code,
   });
   const cases: Case[] = [];
   for (const form of TABLE_FORMS) {
-    const meta = named(form, "_repl_meta");
+    const changes = named(form, "_repl_changes");
+    const applying = named(form, "_repl_applying");
     cases.push(
-      x(`DELETE FROM ${meta}`),
-      x(`UPDATE ${meta} SET value = '0'`),
-      x(`INSERT INTO ${meta} (key, value) VALUES ('applied_lsn', '0')`),
-      x(`INSERT INTO t (v) SELECT value FROM ${meta}`),
-      x(`DROP TABLE ${meta}`),
+      x(`DELETE FROM ${changes}`),
+      x(`UPDATE ${changes} SET img = '0'`),
+      x(`INSERT INTO ${changes} (tbl, op) VALUES ('t', 'D')`),
+      x(`INSERT INTO ${applying} (x) VALUES (1)`),
+      x(`INSERT INTO t (v) SELECT img FROM ${changes}`),
+      x(`DROP TABLE ${changes}`),
     );
   }
   cases.push(
-    x("UPDATE OR IGNORE '_repl_meta' SET value = value"),
-    x("UPDATE OR REPLACE '_repl_log' SET lsn = lsn"),
+    x("UPDATE OR IGNORE '_repl_changes' SET img = img"),
+    x("UPDATE OR REPLACE '_repl_applying' SET x = x"),
     x(
       "INSERT OR REPLACE INTO '_repl_tunables' (name, value) VALUES ('debug_fault_injection', 'true')",
+      REFUSED_NAME,
     ),
-    x("INSERT INTO t (v) SELECT 'seen' WHERE ('applied_lsn', '1') IN '_repl_meta'"),
-    x("INSERT INTO t (v) SELECT key FROM (t, '_repl_meta')"),
-    x("ALTER TABLE _repl_meta RENAME TO mine"),
+    x("INSERT INTO t (v) SELECT 'seen' WHERE ('t', 'I') IN (SELECT tbl, op FROM '_repl_changes')"),
+    x("INSERT INTO t (v) SELECT tbl FROM (t, '_repl_changes')"),
+    x("ALTER TABLE _repl_changes RENAME TO mine"),
+    x("ALTER TABLE _repl_changes ADD COLUMN extra"),
+    x('DROP TRIGGER "_repl_cap_i_t"'),
+    x("CREATE TRIGGER tr AFTER INSERT ON _repl_changes BEGIN DELETE FROM t; END"),
     x("ALTER TABLE t RENAME TO _repl_mine"),
     x("ALTER TABLE t RENAME TO '_repl_mine'"),
     x("ALTER TABLE t ADD COLUMN _repl_c TEXT"),
     x("CREATE TABLE _repl_mine (a)"),
     x("CREATE TABLE '_repl_mine' (a)"),
-    x("CREATE TABLE mine AS SELECT * FROM '_repl_log'"),
-    x("CREATE INDEX i ON _repl_log (lsn)"),
+    x("CREATE TABLE mine AS SELECT * FROM '_repl_changes'"),
+    x("CREATE INDEX i ON _repl_changes (seq)"),
     x("CREATE INDEX '_repl_i' ON t (v)"),
     x("CREATE VIEW v AS SELECT * FROM '_repl_results'"),
     x("CREATE VIEW v AS SELECT * FROM (t, '_repl_results')"),
@@ -137,11 +157,9 @@ describe("no statement through exec touches an internal table", () => {
     x("CREATE VIRTUAL TABLE _repl USING fts5(a)"),
     x('CREATE VIRTUAL TABLE "_repl" USING rtree(id, x0, x1)'),
     x("CREATE TABLE mine (a REFERENCES '_repl_log')"),
-    x("UPDATE sqlite_master SET sql = '' WHERE name = 't'"),
-    x("DELETE FROM sqlite_sequence"),
-    x("INSERT INTO sqlite_sequence (name, seq) VALUES ('t', 99)"),
-    x("DELETE FROM _cf_KV"),
-    x('SELECT * FROM "_cf_METADATA"'),
+    x("UPDATE sqlite_master SET sql = '' WHERE name = 't'", REFUSED_NAME),
+    x("DELETE FROM _cf_KV", REFUSED_NAME),
+    x('SELECT * FROM "_cf_METADATA"', REFUSED_NAME),
   );
   runCases(cases, cluster);
 });

@@ -1,116 +1,76 @@
 import { describe, expect, it } from "vitest";
-import {
-  bodyBytes,
-  decodeRecord,
-  decodeStatements,
-  encodeStatements,
-  isConsecutive,
-} from "../core/log-codec";
-import type { LogRecord, Statement } from "../core/protocol";
+import { bodyBytes, decodeBody, encodeBody, isConsecutive, toRecord } from "../core/log-codec";
+import type { LogEntry } from "../core/protocol";
 
-function record(lsn: number): LogRecord {
-  return { lsn, term: 1, ts: 1000 + lsn, statements: [] };
-}
+const entries: LogEntry[] = [
+  {
+    kind: "rows",
+    changes: [
+      {
+        t: "t",
+        op: "I",
+        nk: "i1",
+        img: "i1\u001fi9223372036854775807\u001fr-0.0\u001ftFF00\u001fb00",
+      },
+      { t: "t", op: "U", ok: "i1", nk: "i2", img: "i2\u001fn" },
+      { t: "t", op: "D", ok: "i2" },
+    ],
+    effects: "0123456789abcdef0123456789abcdef",
+  },
+  { kind: "ddl", sql: "CREATE TABLE u (a)", changes: [], effects: "e" },
+  { kind: "sql", sql: "INSERT INTO f (body) VALUES (?1)", params: ["shello", "n"], effects: "e" },
+];
 
-describe("encodeStatements and decodeStatements", () => {
-  it("round-trip statements with every kind of SQL value", () => {
-    const statements: Statement[] = [
-      { sql: "INSERT INTO t (a, b, c) VALUES (?, ?, ?)", params: [1, "two", null] },
-      { sql: "UPDATE t SET a = ?", params: [-3.25] },
-      { sql: "DELETE FROM t", params: [] },
-      { sql: "INSERT INTO u VALUES (?)", params: ['quote " and \\ and \u00e9 and \u{1f600}'] },
-    ];
-    const body = encodeStatements(statements);
-    expect(typeof body).toBe("string");
-    expect(decodeStatements(body)).toEqual(statements);
+describe("log record codec", () => {
+  it("round-trips every entry kind with exact cells and the sqlite_sequence image", () => {
+    const sequence = [{ name: "t", seq: "i9223372036854775807" }];
+    const text = encodeBody({ entries, sequence });
+    expect(decodeBody(text)).toEqual({ entries, sequence });
+    expect(toRecord({ lsn: 7, term: 2, ts: 5 }, decodeBody(text))).toEqual({
+      lsn: 7,
+      term: 2,
+      ts: 5,
+      entries,
+      sequence,
+    });
   });
 
-  it("round-trip an empty transaction", () => {
-    expect(decodeStatements(encodeStatements([]))).toEqual([]);
+  it("leaves sequence out when the commit did not write it", () => {
+    expect(decodeBody(encodeBody({ entries: [] }))).toEqual({ entries: [] });
   });
 
-  it("encode deterministically", () => {
-    const statements: Statement[] = [{ sql: "SELECT ?", params: [1] }];
-    expect(encodeStatements(statements)).toBe(encodeStatements([{ sql: "SELECT ?", params: [1] }]));
-  });
-
-  it("reject a body that is not JSON", () => {
-    expect(() => decodeStatements("not json")).toThrow();
-  });
-
-  it("reject a body that is not an array", () => {
-    expect(() => decodeStatements('{"sql":"x"}')).toThrow("not an array");
-    expect(() => decodeStatements("null")).toThrow("not an array");
-  });
-
-  it("reject entries of the wrong shape, naming the entry", () => {
-    const malformed = [
-      '[["SELECT 1"]]',
-      '[["SELECT 1", [], 3]]',
-      '["SELECT 1"]',
-      "[[1, []]]",
-      '[["SELECT 1", {}]]',
-      '[["SELECT 1", "x"]]',
-    ];
-    for (const body of malformed) {
-      expect(() => decodeStatements(body), body).toThrow("log entry 0 is malformed");
-    }
-    expect(() => decodeStatements('[["SELECT 1", []], ["SELECT 2"]]')).toThrow(
-      "log entry 1 is malformed",
-    );
-  });
-
-  it("reject params that are not SQL values", () => {
-    for (const param of ["true", "[1]", '{"a":1}']) {
-      const body = `[["SELECT ?", [${param}]]]`;
-      expect(() => decodeStatements(body), body).toThrow("log entry 0 is malformed");
-    }
-  });
-});
-
-describe("decodeRecord", () => {
-  it("keeps the row's LSN, term and timestamp and decodes its body", () => {
-    const statements: Statement[] = [{ sql: "INSERT INTO t VALUES (?)", params: [7] }];
-    expect(
-      decodeRecord({ lsn: 12, term: 3, ts: 1_700_000_000_000, body: encodeStatements(statements) }),
-    ).toEqual({ lsn: 12, term: 3, ts: 1_700_000_000_000, statements });
-  });
-
-  it("throws for a malformed body", () => {
-    expect(() => decodeRecord({ lsn: 1, term: 1, ts: 0, body: "[1]" })).toThrow();
-  });
-});
-
-describe("bodyBytes", () => {
-  it("counts UTF-8 bytes, not UTF-16 code units", () => {
-    expect(bodyBytes("")).toBe(0);
+  it("counts bytes in UTF-8", () => {
+    expect(bodyBytes("é")).toBe(2);
     expect(bodyBytes("abc")).toBe(3);
-    expect(bodyBytes("\u00e9")).toBe(2);
-    expect(bodyBytes("\u20ac")).toBe(3);
-    expect(bodyBytes("\u{1f600}")).toBe(4);
-    expect("\u{1f600}".length).toBe(2);
   });
 
-  it("matches the encoded length of a real body", () => {
-    const body = encodeStatements([{ sql: "INSERT INTO t VALUES (?)", params: ["na\u00efve"] }]);
-    expect(bodyBytes(body)).toBe(body.length + 1);
+  it.each([
+    ["not an object", "1"],
+    ["no entries", "{}"],
+    ["an entry of an unknown kind", '{"entries":[{"kind":"statement","effects":"e"}]}'],
+    ["an entry without effects", '{"entries":[{"kind":"rows","changes":[]}]}'],
+    [
+      "a change with an unknown op",
+      '{"entries":[{"kind":"rows","changes":[{"t":"t","op":"X"}],"effects":"e"}]}',
+    ],
+    [
+      "a change image that is not text",
+      '{"entries":[{"kind":"rows","changes":[{"t":"t","op":"I","img":5}],"effects":"e"}]}',
+    ],
+    ["a ddl entry without sql", '{"entries":[{"kind":"ddl","changes":[],"effects":"e"}]}'],
+    [
+      "a sql entry with a numeric parameter",
+      '{"entries":[{"kind":"sql","sql":"x","params":[1],"effects":"e"}]}',
+    ],
+    ["a sequence row without seq", '{"entries":[],"sequence":[{"name":"t"}]}'],
+  ])("refuses a body with %s", (_, text) => {
+    expect(() => decodeBody(text)).toThrow(/malformed/);
   });
-});
 
-describe("isConsecutive", () => {
-  it("accepts an empty batch and a single record", () => {
+  it("tells consecutive runs of records from gapped ones", () => {
+    const r = (lsn: number) => ({ lsn, term: 1, ts: 0, entries: [] });
+    expect(isConsecutive([r(1), r(2), r(3)])).toBe(true);
+    expect(isConsecutive([r(1), r(3)])).toBe(false);
     expect(isConsecutive([])).toBe(true);
-    expect(isConsecutive([record(5)])).toBe(true);
-  });
-
-  it("accepts records whose LSNs increase by one", () => {
-    expect(isConsecutive([record(5), record(6), record(7)])).toBe(true);
-  });
-
-  it("rejects a gap, a repeat or a decrease", () => {
-    expect(isConsecutive([record(5), record(7)])).toBe(false);
-    expect(isConsecutive([record(5), record(5)])).toBe(false);
-    expect(isConsecutive([record(6), record(5)])).toBe(false);
-    expect(isConsecutive([record(1), record(2), record(3), record(5)])).toBe(false);
   });
 });

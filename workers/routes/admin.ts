@@ -135,6 +135,22 @@ admin.post("/:cluster/replicas/:id/crash", async (c) => {
   return c.json(result.value, 202);
 });
 
+/** Fault route: change a replica's rows behind the log's back (to prove divergence is caught). */
+admin.post("/:cluster/replicas/:id/tamper", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  if (!/^replica-[0-9]{1,4}$/.test(id))
+    throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
+  const body = await validBody(c, z.strictObject({ sql: z.string().min(1).max(10_000) }));
+  const result = (await masterStub(c.env, cluster).tamperReplica(
+    cluster,
+    id,
+    body.sql,
+  )) as Result<unknown>;
+  if (!result.ok) return errorResponse(c, fromBody(result.error));
+  return c.json(result.value);
+});
+
 admin.post("/:cluster/replicas/:id/rewind", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const id = c.req.param("id");

@@ -3,6 +3,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
+import { fromApiValue } from "../../core/api-values";
 import { ApiError, type Result } from "../../core/errors";
 import {
   type Consistency,
@@ -17,14 +18,27 @@ import { checkCluster, masterStub, randomReplicaId, replicaIds, replicaStub } fr
 import { errorResponse, fromBody, toApiError } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { validBody } from "../middleware/json";
+import { isReservedName, isUserName } from "../../core/reserved-names";
 import { quoteIdent } from "../../core/sql-lexer";
+import { MAX_USER_PARAMS } from "../../core/sql-params";
+import type { Exact } from "../../core/sql-value";
 
 export const MAX_STATEMENTS = 1000;
 export const MAX_ROWS = 1000;
 export const MAX_SQL_CHARS = 100_000;
-export const MAX_PARAMS = 100;
+export const MAX_PARAMS = MAX_USER_PARAMS;
 
-const sqlValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+/** A parameter: JSON, or a one-key object for what JSON cannot carry (core/api-values.ts). */
+const sqlValue = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.null(),
+  z.strictObject({ int: z.string() }),
+  z.strictObject({ real: z.union([z.number(), z.string()]) }),
+  z.strictObject({ base64: z.string() }),
+  z.strictObject({ textBytes: z.string() }),
+]);
 
 const statementSchema = z.object({
   sql: z
@@ -39,6 +53,8 @@ const execSchema = z.strictObject({
     .array(statementSchema)
     .min(1, "at least one statement")
     .max(MAX_STATEMENTS, `at most ${MAX_STATEMENTS} statements`),
+  /** "arrays": rows a statement returns come as `columns` plus arrays in select order. */
+  format: z.enum(["objects", "arrays"]).default("objects"),
 });
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -66,8 +82,31 @@ const querySchema = z.strictObject({
 
 type SqlParam = z.infer<typeof sqlValue>;
 
-/** Booleans travel as SQLite does store them: 1 and 0. */
-const toSql = (v: SqlParam) => (typeof v === "boolean" ? (v ? 1 : 0) : v);
+/** A parameter's exact value; a malformed one is a 400 naming where it is. */
+function toSql(value: SqlParam, where: string): Exact {
+  try {
+    return fromApiValue(value);
+  } catch (error) {
+    if (error instanceof ApiError) throw new ApiError("BAD_REQUEST", `${where}: ${error.message}`);
+    throw error;
+  }
+}
+
+const toSqlAll = (values: readonly SqlParam[], where: string) =>
+  values.map((v, i) => toSql(v, `${where}.${i}`));
+
+/**
+ * What identifies a request for its Idempotency-Key: the route and the
+ * statements as sent (booleans as 1 and 0, as they always were hashed, so a
+ * retry across an upgrade still matches its saved result).
+ */
+function requestText(route: string, statements: readonly { sql: string; params: SqlParam[] }[]) {
+  const normal = statements.map((s) => ({
+    sql: s.sql,
+    params: s.params.map((p) => (typeof p === "boolean" ? (p ? 1 : 0) : p)),
+  }));
+  return `${route}\n${JSON.stringify(normal)}`;
+}
 
 function idempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
@@ -96,12 +135,14 @@ async function runExec(
   statements: Statement[],
   key: string | undefined,
   hashInput: string,
+  format: "objects" | "arrays" = "objects",
 ): Promise<Result<ExecResponse>> {
   const requestHash = key === undefined ? undefined : await sha256Hex(hashInput);
   return (await masterStub(env, cluster).exec({
     cluster,
     kind,
     statements,
+    format,
     ...(key === undefined ? {} : { idempotencyKey: key, requestHash }),
   })) as Result<ExecResponse>;
 }
@@ -110,15 +151,12 @@ data.post("/:cluster/exec", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const key = idempotencyKey(c.req.header("idempotency-key"));
   const body = await validBody(c, execSchema);
-  const statements = body.statements.map((s) => ({ sql: s.sql, params: s.params.map(toSql) }));
-  const result = await runExec(
-    c.env,
-    cluster,
-    "exec",
-    statements,
-    key,
-    `exec\n${JSON.stringify(statements)}`,
-  );
+  const statements = body.statements.map((s, i) => ({
+    sql: s.sql,
+    params: toSqlAll(s.params, `statements.${i}.params`),
+  }));
+  const hashText = requestText(body.format === "arrays" ? "exec arrays" : "exec", body.statements);
+  const result = await runExec(c.env, cluster, "exec", statements, key, hashText, body.format);
   if (!result.ok) return errorResponse(c, fromBody(result.error));
   return c.json(result.value);
 });
@@ -135,8 +173,14 @@ data.post("/:cluster/tables/:table/rows", async (c) => {
       },
     );
   }
+  if (!isUserName(table)) {
+    throw new ApiError("RESERVED_NAME", `"${table}" is an internal name and cannot be used`, {
+      name: table,
+    });
+  }
   const key = idempotencyKey(c.req.header("idempotency-key"));
   const body = await validBody(c, rowsSchema);
+  const sent: { sql: string; params: SqlParam[] }[] = [];
   const statements: Statement[] = body.rows.map((row, i) => {
     const columns = Object.keys(row);
     if (columns.length === 0)
@@ -150,11 +194,15 @@ data.post("/:cluster/tables/:table/rows", async (c) => {
           column: column.slice(0, 80),
         });
       }
+      if (isReservedName(column)) {
+        throw new ApiError("RESERVED_NAME", `"${column}" is an internal name and cannot be used`, {
+          name: column,
+        });
+      }
     }
-    return {
-      sql: `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
-      params: columns.map((col) => toSql(row[col] ?? null)),
-    };
+    const sql = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+    sent.push({ sql, params: columns.map((col) => row[col] ?? null) });
+    return { sql, params: columns.map((col) => toSql(row[col] ?? null, `rows.${i}.${col}`)) };
   });
   const result = await runExec(
     c.env,
@@ -162,7 +210,7 @@ data.post("/:cluster/tables/:table/rows", async (c) => {
     "rows",
     statements,
     key,
-    `rows\n${table}\n${JSON.stringify(statements)}`,
+    requestText(`rows\n${table}`, sent),
   );
   if (!result.ok) return errorResponse(c, fromBody(result.error));
   return c.json(result.value);
@@ -185,7 +233,7 @@ data.post("/:cluster/query", async (c) => {
   const request: QueryRequest = {
     cluster,
     sql: body.sql,
-    params: body.params.map(toSql),
+    params: toSqlAll(body.params, "params"),
     consistency: body.consistency as Consistency,
     minLsn,
     format: body.format,

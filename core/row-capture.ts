@@ -1,0 +1,112 @@
+/**
+ * Row capture: what each statement changed, as SQLite did it. Every user
+ * table carries three internal AFTER triggers that append each inserted,
+ * updated and deleted row to `_repl_changes` as exact cells: the rows a
+ * statement wrote itself, through triggers, through foreign-key actions, and
+ * the rows DROP TABLE's cascades delete. The master ships these images; a
+ * replica applies them and captures its own changes the same way, so both
+ * sides can compare what they did (effectsHash).
+ */
+import { createHash } from "node:crypto";
+import type { TableInfo } from "./schema-info";
+import { quoteIdent, quoteString } from "./sql-lexer";
+import { rowSql } from "./sql-value";
+
+export const CHANGES_TABLE = "_repl_changes";
+export const CAPTURE_PREFIX = "_repl_cap_";
+
+export type ChangeOp = "I" | "U" | "D";
+
+/** One captured row change. Keys and images are rows of cells (sql-value.ts). */
+export interface Change {
+  /** Table name. */
+  t: string;
+  op: ChangeOp;
+  /** The row's key before (U, D). */
+  ok?: string;
+  /** The row's key after (I, U). */
+  nk?: string;
+  /** The row after (I, U): for rowid tables the rowid first, then `TableInfo.columns`. */
+  img?: string;
+}
+
+export function captureTriggerName(op: ChangeOp, table: string): string {
+  return `${CAPTURE_PREFIX}${op.toLowerCase()}_${table}`;
+}
+
+function keyCells(table: TableInfo, row: "NEW" | "OLD"): string {
+  const key = table.key;
+  if (key.kind === "rowid") return rowSql([`${row}.${key.expr}`]);
+  return rowSql(key.columns.map((c) => `${row}.${quoteIdent(c)}`));
+}
+
+function imageCells(table: TableInfo): string {
+  const columns = table.columns.map((c) => `NEW.${quoteIdent(c)}`);
+  const key = table.key;
+  return rowSql(key.kind === "rowid" ? [`NEW.${key.expr}`, ...columns] : columns);
+}
+
+/** The three capture triggers of one table. */
+export function captureTriggers(table: TableInfo): { name: string; sql: string }[] {
+  const on = quoteIdent(table.name);
+  const name = quoteString(table.name);
+  const insert = (op: ChangeOp, ok: string, nk: string, img: string) =>
+    `INSERT INTO ${CHANGES_TABLE} (tbl, op, ok, nk, img) VALUES (${name}, '${op}', ${ok}, ${nk}, ${img});`;
+  const make = (op: ChangeOp, event: string, body: string) => {
+    const trigger = captureTriggerName(op, table.name);
+    return {
+      name: trigger,
+      sql: `CREATE TRIGGER ${quoteIdent(trigger)} AFTER ${event} ON ${on} BEGIN ${body} END`,
+    };
+  };
+  return [
+    make("I", "INSERT", insert("I", "NULL", keyCells(table, "NEW"), imageCells(table))),
+    make(
+      "U",
+      "UPDATE",
+      insert("U", keyCells(table, "OLD"), keyCells(table, "NEW"), imageCells(table)),
+    ),
+    make("D", "DELETE", insert("D", keyCells(table, "OLD"), "NULL", "NULL")),
+  ];
+}
+
+/** A row of `_repl_changes`, as read back. */
+export type ChangeRow = {
+  tbl: string;
+  op: string;
+  ok: string | null;
+  nk: string | null;
+  img: string | null;
+};
+
+export function toChange(row: ChangeRow): Change {
+  const change: Change = { t: row.tbl, op: row.op as ChangeOp };
+  if (row.ok !== null) change.ok = row.ok;
+  if (row.nk !== null) change.nk = row.nk;
+  if (row.img !== null) change.img = row.img;
+  return change;
+}
+
+/**
+ * A digest of what a list of changes leaves behind: for every row it touched,
+ * its final image, or that it is gone. Order-free on purpose: a replica applying
+ * the images, whose own foreign-key actions touch the same rows in another
+ * order (or twice), leaves the same rows, and gets the same digest.
+ */
+export function effectsHash(changes: readonly Change[]): string {
+  const final = new Map<string, string | null>();
+  const at = (table: string, key: string) => `${table.length}:${table}\u001e${key}`;
+  for (const change of changes) {
+    if (change.ok !== undefined && change.ok !== change.nk)
+      final.set(at(change.t, change.ok), null);
+    if (change.nk !== undefined) final.set(at(change.t, change.nk), change.img ?? null);
+  }
+  const hash = createHash("sha256");
+  for (const key of [...final.keys()].sort()) {
+    hash.update(key);
+    hash.update("\u001d");
+    hash.update(final.get(key) ?? "\u0000gone");
+    hash.update("\u001c");
+  }
+  return hash.digest("hex").slice(0, 32);
+}

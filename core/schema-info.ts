@@ -1,0 +1,121 @@
+/**
+ * The user schema as SQLite describes it (sqlite_schema, pragma_table_list,
+ * pragma_table_xinfo), reduced to what replication needs per table: which
+ * columns hold data, and how a row is keyed. Pure: the DO side loads the rows.
+ */
+import { ApiError } from "./errors";
+import { isUserName } from "./reserved-names";
+import { quoteIdent } from "./sql-lexer";
+
+export interface SchemaObject {
+  type: string;
+  name: string;
+  tblName: string;
+  rootpage: number;
+  sql: string | null;
+}
+
+export type TableKind = "table" | "virtual" | "shadow" | "view";
+
+export type ColumnInfo = {
+  name: string;
+  /** pragma_table_xinfo.hidden: 0 normal, 1 hidden (virtual tables), 2 virtual generated, 3 stored generated. */
+  hidden: number;
+  /** Position in the primary key, 1-based; 0 when not part of it. */
+  pk: number;
+};
+
+export interface TableInfo {
+  name: string;
+  kind: TableKind;
+  withoutRowid: boolean;
+  strict: boolean;
+  /** Columns that hold written data, in table order (generated and hidden ones left out). */
+  columns: string[];
+  /**
+   * How a row is named: the rowid through an alias SQLite still resolves to it
+   * (an INTEGER PRIMARY KEY column, else `rowid`, `oid` or `_rowid_`, whichever no
+   * column shadows), or the primary key columns of a WITHOUT ROWID table.
+   */
+  key:
+    | { kind: "rowid"; expr: string; aliasColumn: string | null }
+    | { kind: "pk"; columns: string[] };
+}
+
+export type TableListRow = {
+  name: string;
+  type: string;
+  wr: number;
+  strict: number;
+};
+
+const ROWID_NAMES = ["rowid", "oid", "_rowid_"];
+
+/**
+ * `aliasColumn`: the column SQLite reads as the rowid (found by the caller from
+ * the compiled program: `SELECT col` compiles to a Rowid instruction), if any.
+ */
+export function tableInfo(
+  list: TableListRow,
+  xinfo: readonly ColumnInfo[],
+  aliasColumn: string | null,
+): TableInfo {
+  const kind: TableKind =
+    list.type === "virtual" || list.type === "shadow" || list.type === "view" ? list.type : "table";
+  const withoutRowid = list.wr !== 0;
+  const dataColumns = xinfo.filter((c) => c.hidden === 0).map((c) => c.name);
+  let key: TableInfo["key"];
+  if (withoutRowid) {
+    const pk = xinfo.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
+    key = { kind: "pk", columns: pk.map((c) => c.name) };
+  } else if (aliasColumn !== null) {
+    key = { kind: "rowid", expr: quoteIdent(aliasColumn), aliasColumn };
+  } else {
+    const taken = new Set(xinfo.map((c) => c.name.toLowerCase()));
+    const free = ROWID_NAMES.find((n) => !taken.has(n));
+    key = { kind: "rowid", expr: free ?? "", aliasColumn: null };
+  }
+  const columns =
+    key.kind === "rowid" && key.aliasColumn !== null
+      ? dataColumns.filter((c) => c !== key.aliasColumn)
+      : dataColumns;
+  return { name: list.name, kind, withoutRowid, strict: list.strict !== 0, columns, key };
+}
+
+/**
+ * Schema constructs replication cannot carry, refused when they are created
+ * (the statement rolls back) with the construct named.
+ */
+export function unsupportedTable(table: TableInfo, sql: string | null): ApiError | null {
+  if (table.kind === "table" && table.key.kind === "rowid" && table.key.expr === "") {
+    return new ApiError(
+      "INVALID_SQL",
+      `table ${table.name} has columns named rowid, oid and _rowid_ and no INTEGER PRIMARY KEY: ` +
+        "its rows could not be told apart on the replicas; rename one of those columns",
+      { name: table.name, construct: "rowid-shadowing columns" },
+    );
+  }
+  if (table.kind === "virtual") {
+    const module = /\busing\s+([A-Za-z0-9_]+)/i.exec(sql ?? "")?.[1]?.toLowerCase();
+    if (module !== "fts5") {
+      return new ApiError(
+        "INVALID_SQL",
+        `virtual table ${table.name} uses module ${module ?? "?"}: only fts5 virtual tables are replicated`,
+        { name: table.name, construct: `virtual table module ${module ?? "?"}` },
+      );
+    }
+    if (/\bcontent\s*=\s*(''|"")/i.test(sql ?? "")) {
+      return new ApiError(
+        "INVALID_SQL",
+        `fts5 table ${table.name} is contentless (content=''): a rebuilt replica could not refill its index`,
+        { name: table.name, construct: "contentless fts5" },
+      );
+    }
+  }
+  return null;
+}
+
+/** Tables whose rows replication captures: the user's ordinary tables. */
+export function isCapturedTable(table: TableInfo): boolean {
+  return table.kind === "table" && isUserName(table.name);
+}

@@ -1,0 +1,140 @@
+/**
+ * The master's local commit: every statement of a request, its log record and
+ * its saved result, in one synchronous transaction. Any refusal or SQL error
+ * rolls all of it back, and the schema cache with it.
+ */
+import { bodyBytes, encodeBody } from "../core/log-codec";
+import type {
+  ExecResponse,
+  LogEntry,
+  LogRecord,
+  ResultFormat,
+  Statement,
+  StatementResult,
+} from "../core/protocol";
+import { encodeBookmark } from "../core/protocol";
+import type { MasterStore } from "./master-store";
+import { readSequence } from "./sqlite/apply";
+import { ResultBudget } from "./sqlite/read";
+import { type SqlNode, runWrite } from "./sqlite/write";
+
+export interface CommitInput {
+  lsn: number;
+  term: number;
+  /** Byte position of the log's end before this record. */
+  logEnd: number;
+  statements: readonly Statement[];
+  format: ResultFormat;
+  key: string | undefined;
+  requestHash: string;
+}
+
+export interface Committed {
+  response: ExecResponse;
+  record: LogRecord;
+  bytes: number;
+}
+
+export function commitLocal(
+  storage: DurableObjectStorage,
+  node: SqlNode,
+  store: MasterStore,
+  input: CommitInput,
+): Committed {
+  const ts = Date.now();
+  try {
+    return storage.transactionSync(() => {
+      const budget = new ResultBudget();
+      const entries: LogEntry[] = [];
+      const results: StatementResult[] = [];
+      let wroteSequence = false;
+      for (const statement of input.statements) {
+        const outcome = runWrite(node, statement, budget, input.format);
+        if (outcome.entry !== null) entries.push(outcome.entry);
+        results.push(outcome.result);
+        wroteSequence ||= outcome.wroteSequence;
+      }
+      const sequence = wroteSequence ? readSequence(node) : undefined;
+      const body = encodeBody({ entries, ...(sequence ? { sequence } : {}) });
+      const bytes = bodyBytes(body);
+      const head = { lsn: input.lsn, term: input.term, ts };
+      store.appendLog(head, body, bytes, input.logEnd + bytes);
+      const response: ExecResponse = {
+        lsn: input.lsn,
+        results,
+        bookmark: encodeBookmark(input.lsn),
+      };
+      if (input.key !== undefined) {
+        store.saveResult(
+          {
+            key: input.key,
+            requestHash: input.requestHash,
+            lsn: input.lsn,
+            response: JSON.stringify(response),
+          },
+          ts,
+        );
+      }
+      const record: LogRecord = { ...head, entries, ...(sequence ? { sequence } : {}) };
+      return { response, record, bytes };
+    });
+  } catch (error) {
+    // A DDL statement that ran before the failure reloaded the cache mid-transaction.
+    node.schema.invalidate();
+    throw error;
+  }
+}
+
+/**
+ * The newest log records in memory, for the relays' live sends, bounded by
+ * count and by bytes: a commit of megabytes does not pin megabytes for long.
+ */
+export class LogTail {
+  private readonly records = new Map<number, { record: LogRecord; bytes: number }>();
+  private bytes = 0;
+
+  constructor(
+    private readonly maxRecords: () => number,
+    private readonly maxBytes: () => number,
+  ) {}
+
+  add(record: LogRecord, bytes: number): void {
+    this.records.set(record.lsn, { record, bytes });
+    this.bytes += bytes;
+    while (this.records.size > this.maxRecords() || this.bytes > this.maxBytes()) {
+      const oldest = this.records.keys().next();
+      if (oldest.done) break;
+      this.drop(oldest.value);
+    }
+  }
+
+  drop(lsn: number): void {
+    const held = this.records.get(lsn);
+    if (held === undefined) return;
+    this.records.delete(lsn);
+    this.bytes -= held.bytes;
+  }
+
+  /** Drops every record through `lsn` (truncated). */
+  dropThrough(lsn: number): void {
+    for (const at of [...this.records.keys()]) if (at <= lsn) this.drop(at);
+  }
+
+  /** Consecutive records from `fromLsn`, within the limits (at least one if held). */
+  read(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
+    const out: LogRecord[] = [];
+    let bytes = 0;
+    for (let lsn = fromLsn; out.length < maxRecords; lsn++) {
+      const held = this.records.get(lsn);
+      if (held === undefined) break;
+      if (out.length > 0 && bytes + held.bytes > maxBytes) break;
+      bytes += held.bytes;
+      out.push(held.record);
+    }
+    return out;
+  }
+
+  get heldBytes(): number {
+    return this.bytes;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Streaming a snapshot to one replica over its relay's stub (so it keeps
+ * E-order with the relay's heartbeats), in chunks bounded by bytes, checking
+ * between chunks whether a heartbeat is due. A stream that fails keeps the
+ * snapshot (SnapshotSource.park) and the replica's staging: the relay backs
+ * off, and the next attempt resumes from what the replica staged.
+ */
+import type { Relay } from "./relay";
+import type { SnapshotSource } from "./snapshot-source";
+
+/** Bytes of row images in one `rows` message. */
+export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
+
+export interface SnapshotProgress {
+  id: string | null;
+  lsn: number | null;
+  rowsSent: number;
+  failures: number;
+  lastError: string | null;
+}
+
+export function emptyProgress(): SnapshotProgress {
+  return { id: null, lsn: null, rowsSent: 0, failures: 0, lastError: null };
+}
+
+export async function streamSnapshot(
+  source: SnapshotSource,
+  relay: Relay,
+  progress: SnapshotProgress,
+  onInstalled: (lsn: number) => void,
+): Promise<void> {
+  const plan = source.begin();
+  progress.id = plan.id;
+  progress.lsn = plan.lsn;
+  try {
+    const replica = relay.replica;
+    const begun = await replica.installSnapshot({
+      phase: "begin",
+      id: plan.id,
+      lsn: plan.lsn,
+      tables: plan.tables.length,
+    });
+    for (const [index] of plan.tables.entries()) {
+      let after = begun.staged?.[index] ?? 0;
+      for (;;) {
+        const chunk = source.chunk(plan.id, index, after, SNAPSHOT_CHUNK_BYTES);
+        if (chunk.rows.length === 0) break;
+        await replica.installSnapshot({
+          phase: "rows",
+          id: plan.id,
+          table: index,
+          rows: chunk.rows,
+        });
+        progress.rowsSent += chunk.rows.length;
+        after = chunk.last;
+        relay.heartbeatIfDue();
+      }
+    }
+    // Installing says the replica holds everything through plan.lsn: the log
+    // must still hold every record after it.
+    source.check(plan.id);
+    await replica.installSnapshot({
+      phase: "end",
+      id: plan.id,
+      lsn: plan.lsn,
+      tables: plan.tables.map((t) => ({ name: t.name, rebuild: t.rebuild })),
+      objects: plan.objects,
+      sequence: plan.sequence,
+    });
+    source.release();
+    progress.lastError = null;
+    relay.finishSnapshot(plan.lsn);
+    onInstalled(plan.lsn);
+  } catch (error) {
+    source.park();
+    progress.failures++;
+    progress.lastError = error instanceof Error ? error.message : String(error);
+    relay.abortSnapshot(error);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * One node's schema as SQLite reports it, cached until the node changes it
+ * (DDL, a snapshot install): objects by root page for the guard, and each
+ * table's data columns and key for row capture and apply.
+ */
+import { isUserName } from "../../core/reserved-names";
+import {
+  type ColumnInfo,
+  type SchemaObject,
+  type TableInfo,
+  type TableListRow,
+  tableInfo,
+} from "../../core/schema-info";
+import type { RootLookup } from "../../core/sql-policy";
+import { quoteIdent } from "../../core/sql-lexer";
+
+interface Loaded {
+  objects: SchemaObject[];
+  byRoot: Map<number, SchemaObject>;
+  tables: Map<string, TableInfo>;
+  shadows: Set<string>;
+}
+
+export class Schema implements RootLookup {
+  private loaded: Loaded | null = null;
+
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** The schema changed (or may have): load it again when next asked. */
+  invalidate(): void {
+    this.loaded = null;
+  }
+
+  private load(): Loaded {
+    if (this.loaded !== null) return this.loaded;
+    const objects = this.sql
+      .exec<{ type: string; name: string; tbl_name: string; rootpage: number; sql: string | null }>(
+        "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema",
+      )
+      .toArray()
+      .map((r) => ({
+        type: r.type,
+        name: r.name,
+        tblName: r.tbl_name,
+        rootpage: Number(r.rootpage ?? 0),
+        sql: r.sql,
+      }));
+    const byRoot = new Map<number, SchemaObject>();
+    for (const object of objects) if (object.rootpage > 0) byRoot.set(object.rootpage, object);
+    const tables = new Map<string, TableInfo>();
+    const shadows = new Set<string>();
+    for (const list of this.sql
+      .exec<TableListRow & { schema: string }>(
+        "SELECT schema, name, type, wr, strict FROM pragma_table_list WHERE schema = 'main'",
+      )
+      .toArray()) {
+      if (list.type === "shadow") shadows.add(list.name);
+      if (!isUserName(list.name)) continue;
+      const columns = this.sql
+        .exec<ColumnInfo>(
+          "SELECT name, hidden, pk FROM pragma_table_xinfo(?) ORDER BY cid",
+          list.name,
+        )
+        .toArray()
+        .map((c) => ({ name: c.name, hidden: Number(c.hidden), pk: Number(c.pk) }));
+      tables.set(list.name, tableInfo(list, columns, this.rowidAlias(list, columns)));
+    }
+    this.loaded = { objects, byRoot, tables, shadows };
+    return this.loaded;
+  }
+
+  /**
+   * The column SQLite reads as the rowid, if any: an INTEGER PRIMARY KEY (but
+   * not `INTEGER PRIMARY KEY DESC`, which is an ordinary column). Asked of
+   * SQLite itself: selecting the alias compiles to a Rowid instruction.
+   */
+  private rowidAlias(list: TableListRow, columns: readonly ColumnInfo[]): string | null {
+    if (list.wr !== 0 || list.type !== "table") return null;
+    const pk = columns.filter((c) => c.pk > 0);
+    const only = pk.length === 1 ? pk[0] : undefined;
+    if (only === undefined) return null;
+    const program = this.sql
+      .exec(`EXPLAIN SELECT ${quoteIdent(only.name)} FROM ${quoteIdent(list.name)}`)
+      .toArray();
+    return program.some((row) => row.opcode === "Rowid") ? only.name : null;
+  }
+
+  objects(): readonly SchemaObject[] {
+    return this.load().objects;
+  }
+
+  objectAt(root: number): SchemaObject | undefined {
+    return this.load().byRoot.get(root);
+  }
+
+  isShadow(name: string): boolean {
+    return this.load().shadows.has(name);
+  }
+
+  /** The user's tables (ordinary, virtual and shadow), by name. */
+  tables(): ReadonlyMap<string, TableInfo> {
+    return this.load().tables;
+  }
+
+  table(name: string): TableInfo | undefined {
+    return this.load().tables.get(name);
+  }
+}

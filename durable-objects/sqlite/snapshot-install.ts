@@ -1,0 +1,142 @@
+/**
+ * Rebuilding a replica from the master's snapshot. Images are staged first,
+ * in plain `_repl_stage_<n> (pos, img)` tables, each chunk its own small
+ * transaction, and they survive a restart, so a stream that broke resumes
+ * where it stopped. `end` then swaps the whole database in one transaction:
+ * user objects dropped, tables created as the master stored them, rows
+ * applied from their exact images (foreign keys are checked at its commit, so
+ * no order between tables matters), external-content fts5 tables rebuilt from
+ * their content, then indexes, views, triggers, capture triggers and
+ * sqlite_sequence. Nothing fires on the way: the trigger guard's flag is set.
+ */
+import type { SnapshotMessage, SnapshotReply } from "../../core/protocol";
+import { isUserName } from "../../core/reserved-names";
+import type { Change } from "../../core/row-capture";
+import { applyChanges } from "../../core/row-apply";
+import { quoteIdent } from "../../core/sql-lexer";
+import { APPLYING_TABLE } from "../../core/trigger-guard";
+import { restoreSequence } from "./apply";
+import { syncCaptureTriggers } from "./capture";
+import type { SqlNode } from "./write";
+
+const STAGE_PREFIX = "_repl_stage_";
+const ROWS_PER_INSERT = 45;
+const INSTALL_CHUNK = 1000;
+
+export interface SnapshotState {
+  id: string;
+  lsn: number;
+}
+
+const stage = (i: number) => quoteIdent(`${STAGE_PREFIX}${i}`);
+
+function dropStages(sql: SqlStorage): void {
+  for (const { name } of sql
+    .exec<{ name: string }>(
+      "SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, ?) = ?",
+      STAGE_PREFIX.length,
+      STAGE_PREFIX,
+    )
+    .toArray()) {
+    sql.exec(`DROP TABLE ${quoteIdent(name)}`);
+  }
+}
+
+function dropUserObjects(node: SqlNode): void {
+  const objects = node.schema
+    .objects()
+    .filter((o) => isUserName(o.name) && !node.schema.isShadow(o.name));
+  // Triggers and views first, then tables (a virtual table takes its shadows with it).
+  for (const kind of ["trigger", "view", "table"]) {
+    for (const o of objects.filter((x) => x.type === kind)) {
+      node.sql.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${quoteIdent(o.name)}`);
+    }
+  }
+  node.schema.invalidate();
+}
+
+/**
+ * One snapshot step on the replica. `state` is the snapshot being staged (kept
+ * in KV by the caller), or null; the caller persists what this returns.
+ */
+export function snapshotStep(
+  storage: DurableObjectStorage,
+  node: SqlNode,
+  state: SnapshotState | null,
+  message: SnapshotMessage,
+): { reply: SnapshotReply; state: SnapshotState | null; installedLsn?: number } {
+  const sql = node.sql;
+  if (message.phase === "begin") {
+    return storage.transactionSync(() => {
+      if (state?.id !== message.id) {
+        dropStages(sql);
+        for (let i = 0; i < message.tables; i++) {
+          sql.exec(`CREATE TABLE ${stage(i)} (pos INTEGER PRIMARY KEY, img TEXT NOT NULL)`);
+        }
+      }
+      const staged: number[] = [];
+      for (let i = 0; i < message.tables; i++) {
+        const row = sql.exec<{ p: number | null }>(`SELECT max(pos) AS p FROM ${stage(i)}`).one();
+        staged.push(Number(row.p ?? 0));
+      }
+      return { reply: { appliedLsn: 0, staged }, state: { id: message.id, lsn: message.lsn } };
+    });
+  }
+  if (state?.id !== message.id) throw new Error(`snapshot ${message.id} was not begun here`);
+  if (message.phase === "rows") {
+    storage.transactionSync(() => {
+      for (let i = 0; i < message.rows.length; i += ROWS_PER_INSERT) {
+        const rows = message.rows.slice(i, i + ROWS_PER_INSERT);
+        const values = rows.map(() => "(?, ?)").join(", ");
+        const params = rows.flatMap((r) => [r.pos, r.img]);
+        sql.exec(
+          `INSERT OR REPLACE INTO ${stage(message.table)} (pos, img) VALUES ${values}`,
+          ...params,
+        );
+      }
+    });
+    return { reply: { appliedLsn: 0 }, state };
+  }
+  storage.transactionSync(() => install(node, message));
+  return { reply: { appliedLsn: message.lsn }, state: null, installedLsn: message.lsn };
+}
+
+function install(node: SqlNode, message: Extract<SnapshotMessage, { phase: "end" }>): void {
+  const sql = node.sql;
+  sql.exec(`INSERT INTO ${APPLYING_TABLE} (x) VALUES (1)`);
+  dropUserObjects(node);
+  for (const object of message.objects) if (object.type === "table") sql.exec(object.sql);
+  node.schema.invalidate();
+  message.tables.forEach((table, i) => {
+    if (table.rebuild) return;
+    const info = node.schema.table(table.name);
+    if (info === undefined) throw new Error(`snapshot table ${table.name} was not created`);
+    for (let after = 0; ; ) {
+      const rows = sql
+        .exec<{ pos: number; img: string }>(
+          `SELECT pos, img FROM ${stage(i)} WHERE pos > ? ORDER BY pos LIMIT ?`,
+          after,
+          INSTALL_CHUNK,
+        )
+        .toArray();
+      if (rows.length === 0) break;
+      const changes: Change[] = rows.map((r) => ({ t: table.name, op: "I", img: r.img }));
+      for (const statement of applyChanges(info, changes))
+        sql.exec(statement.sql, ...statement.params);
+      after = rows[rows.length - 1]?.pos ?? after;
+    }
+  });
+  for (const table of message.tables) {
+    if (table.rebuild) {
+      const name = quoteIdent(table.name);
+      sql.exec(`INSERT INTO ${name} (${name}) VALUES ('rebuild')`);
+    }
+  }
+  for (const object of message.objects) if (object.type !== "table") sql.exec(object.sql);
+  node.schema.invalidate();
+  syncCaptureTriggers(sql, node.schema);
+  if (message.sequence.length > 0) restoreSequence(sql, message.sequence);
+  dropStages(sql);
+  sql.exec(`DELETE FROM ${APPLYING_TABLE}`);
+  node.schema.invalidate();
+}

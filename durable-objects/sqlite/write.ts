@@ -1,0 +1,194 @@
+/**
+ * Running one client statement of a write request on the master, inside the
+ * commit's transaction: the guard on SQLite's compiled program, the statement,
+ * and the log entry that says what it did.
+ */
+import { toApiValue } from "../../core/api-values";
+import { ApiError } from "../../core/errors";
+import type { LogEntry, ResultFormat, Statement, StatementResult } from "../../core/protocol";
+import { isReservedName } from "../../core/reserved-names";
+import { type Change, effectsHash } from "../../core/row-capture";
+import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-change";
+import { isCapturedTable } from "../../core/schema-info";
+import { quoteIdent } from "../../core/sql-lexer";
+import { type BoundBody, bindBody, encodeBindable, guardedStatement } from "../../core/sql-params";
+import { checkReplayable, checkTouched, classifyWrite } from "../../core/sql-policy";
+import { type ProgramFacts, analyzeProgram } from "../../core/sql-program";
+import {
+  type SingleStatement,
+  explained,
+  isCreateTrigger,
+  singleStatement,
+  upper,
+} from "../../core/sql-statement";
+import { rowSql } from "../../core/sql-value";
+import { guardTrigger } from "../../core/trigger-guard";
+import { dropCaptureTriggers, syncCaptureTriggers, takeChanges } from "./capture";
+import { type ExactRows, type ResultBudget, asObjects, readExact, readRuntime } from "./read";
+import type { Schema } from "./schema";
+
+export interface SqlNode {
+  sql: SqlStorage;
+  schema: Schema;
+}
+
+export interface WriteOutcome {
+  entry: LogEntry | null;
+  result: StatementResult;
+  /** The statement wrote sqlite_sequence (AUTOINCREMENT): the record carries it. */
+  wroteSequence: boolean;
+}
+
+/** SQLite's view of a bound statement: EXPLAIN, with the same bindings. */
+export function compile(sql: SqlStorage, bound: BoundBody): ProgramFacts {
+  const statement = guardedStatement(bound);
+  return analyzeProgram([...sql.exec(`EXPLAIN ${statement.sql}`, ...statement.params).raw()]);
+}
+
+/** Prepares a client statement: one statement, triggers guarded, parameters bound. */
+export function prepare(text: string, params: Statement["params"]): BoundBody {
+  let statement: SingleStatement = singleStatement(text);
+  if (statement.syntax === "ddl") {
+    checkNamesInDdl(statement);
+    if (isCreateTrigger(statement.tokens)) statement = singleStatement(guardTrigger(statement));
+  }
+  return bindBody(statement, params);
+}
+
+/**
+ * DDL is stored as text and read later (a view's query, a trigger's body, an
+ * fts5 table's content=): an internal name in it would only be met when it
+ * runs, so any word, name or string naming one is refused up front.
+ */
+function checkNamesInDdl(statement: SingleStatement): void {
+  for (const token of statement.tokens) {
+    const named = token.type === "word" || token.type === "quoted-ident" || token.type === "string";
+    if (named && isReservedName(token.value)) {
+      throw new ApiError(
+        "RESERVED_NAME",
+        `"${token.value}" is an internal name and cannot be used`,
+        {
+          name: token.value,
+        },
+      );
+    }
+  }
+}
+
+function result(
+  node: SqlNode,
+  rows: ExactRows | null,
+  format: ResultFormat,
+  insert: boolean,
+): StatementResult {
+  const counts = node.sql
+    .exec<{ c: number; r: string }>("SELECT changes() AS c, CAST(last_insert_rowid() AS TEXT) AS r")
+    .one();
+  const rowsWritten = Number(counts.c);
+  const out: StatementResult = {
+    rowsWritten,
+    lastRowId: insert && rowsWritten > 0 ? toApiValue(BigInt(counts.r)) : null,
+  };
+  if (rows !== null && rows.rows.length > 0) {
+    if (format === "arrays") {
+      out.columns = rows.columns;
+      out.rows = rows.rows;
+    } else out.rows = asObjects(rows);
+  }
+  return out;
+}
+
+/** Runs one statement of a write request; throws ApiError to refuse it (the caller rolls back). */
+export function runWrite(
+  node: SqlNode,
+  statement: Statement,
+  budget: ResultBudget,
+  format: ResultFormat,
+): WriteOutcome {
+  const bound = prepare(statement.sql, statement.params);
+  const explains = bound.statement.syntax === "explain";
+  const facts = compile(
+    node.sql,
+    explains ? bindBody(explained(bound.statement), statement.params) : bound,
+  );
+  checkTouched(facts, node.schema);
+  const kind = explains ? "read" : classifyWrite(facts);
+  const first = upper(bound.statement.tokens[0]);
+  const insert = first === "INSERT" || first === "REPLACE";
+  const sequenceRoot = node.schema.objects().find((o) => o.name === "sqlite_sequence")?.rootpage;
+  const wroteSequence =
+    sequenceRoot !== undefined &&
+    (facts.rootsWritten.has(sequenceRoot) || facts.subRootsWritten.has(sequenceRoot));
+  if (kind === "read") {
+    const rows =
+      bound.statement.syntax === "query"
+        ? readExact(node.sql, bound, budget)
+        : runGuarded(node, bound, budget);
+    const out = result(node, rows, format, false);
+    return { entry: null, result: { ...out, rowsWritten: 0 }, wroteSequence: false };
+  }
+  if (kind === "ddl") return { ...runDdl(node, bound), wroteSequence };
+  if (kind === "sql") checkReplayable(facts);
+  const rows = runGuarded(node, bound, budget);
+  const out = result(node, rows, format, insert);
+  const changes = takeChanges(node.sql);
+  const effects = effectsHash(changes);
+  if (kind === "sql") {
+    const run = guardedStatement(bound);
+    const params = run.params.map(encodeBindable);
+    return { entry: { kind: "sql", sql: run.sql, params, effects }, result: out, wroteSequence };
+  }
+  const entry: LogEntry | null = changes.length === 0 ? null : { kind: "rows", changes, effects };
+  return { entry, result: out, wroteSequence };
+}
+
+function runGuarded(node: SqlNode, bound: BoundBody, budget: ResultBudget): ExactRows | null {
+  const run = guardedStatement(bound);
+  const cursor = node.sql.exec(run.sql, ...run.params);
+  const rows = readRuntime(cursor, budget);
+  return rows.columns.length === 0 ? null : rows;
+}
+
+function runDdl(node: SqlNode, bound: BoundBody): { entry: LogEntry; result: StatementResult } {
+  const before = [...node.schema.objects()];
+  // ALTER TABLE refuses to drop or rename a column a trigger names: capture
+  // triggers go first and come back after.
+  if (upper(bound.statement.tokens[0]) === "ALTER") dropCaptureTriggers(node.sql, node.schema);
+  node.sql.exec(bound.body, ...bound.params).toArray();
+  node.schema.invalidate();
+  const diff = diffSchema(before, node.schema.objects());
+  checkSchemaChange(diff, node.schema.tables());
+  syncCaptureTriggers(node.sql, node.schema);
+  const changes = takeChanges(node.sql);
+  let sql = bound.body;
+  for (const name of createdTables(diff, before)) {
+    // A virtual table's shadow tables fill themselves on every node.
+    const table = node.schema.table(name);
+    if (table === undefined || !isCapturedTable(table)) continue;
+    // CREATE TABLE ... AS SELECT: replicas create the table as SQLite stored it
+    // and take its rows, instead of running the SELECT themselves.
+    const stored = node.schema.objects().find((o) => o.type === "table" && o.name === name);
+    if (stored?.sql) sql = stored.sql;
+    changes.push(...tableRows(node, name));
+  }
+  // DDL writes no rows of its own: SQLite's changes() still counts the last DML.
+  const out: StatementResult = { rowsWritten: 0, lastRowId: null };
+  return { entry: { kind: "ddl", sql, changes, effects: effectsHash(changes) }, result: out };
+}
+
+/** Every row of a table as insert changes, images exact. */
+export function tableRows(node: SqlNode, name: string): Change[] {
+  const table = node.schema.table(name);
+  if (table === undefined) return [];
+  const key = table.key;
+  const columns = table.columns.map(quoteIdent);
+  const keySql = key.kind === "rowid" ? rowSql([key.expr]) : rowSql(key.columns.map(quoteIdent));
+  const image = rowSql(key.kind === "rowid" ? [key.expr, ...columns] : columns);
+  const out: Change[] = [];
+  for (const [nk, img] of node.sql
+    .exec(`SELECT ${keySql}, ${image} FROM ${quoteIdent(name)}`)
+    .raw()) {
+    out.push({ t: name, op: "I", nk: String(nk), img: String(img) });
+  }
+  return out;
+}
