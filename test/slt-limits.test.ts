@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import conformance from "../docs/conformance.md?raw";
 import determinism from "../docs/determinism.md?raw";
 import security from "../docs/security.md?raw";
 import { call, exec, freshCluster } from "./helpers";
@@ -34,6 +35,10 @@ describe("limits a conformance run accepts", () => {
         limit.doc.mentions,
       );
     }
+  });
+
+  it("are each listed in docs/conformance.md", () => {
+    for (const limit of DOCUMENTED_LIMITS) expect(conformance).toContain(`| \`${limit.id}\``);
   });
 
   it("have unique ids", () => {
