@@ -20,7 +20,7 @@ const CORPUS = [
 ];
 
 /**
- * Each file takes 7-10 s alone on a 2-core machine (about 10 ms a statement,
+ * Each file takes 7-10 s alone on a 2-core machine (6-12 ms a statement,
  * 3-5 ms a query, 2.3 s to create the cluster); the bound leaves room for a
  * machine busy with the other test files.
  */
