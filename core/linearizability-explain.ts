@@ -165,9 +165,13 @@ export function explainViolation(
   const prefix = smallestFailingPrefix(ops, budget);
   let witness = prefix?.ops ?? [...ops];
   const changes = (op: RegisterOperation) => !isObservation(op);
-  witness = shrink(witness, isObservation, budget);
-  witness = shrink(witness, changes, budget);
-  witness = shrink(witness, isObservation, budget);
+  // Until nothing more goes: a write can go once the reads of its value have gone, and a
+  // read may stop mattering once a write has gone.
+  for (let size = Number.POSITIVE_INFINITY; witness.length < size && !budget.exhausted; ) {
+    size = witness.length;
+    witness = shrink(witness, isObservation, budget);
+    witness = shrink(witness, changes, budget);
+  }
   const last = ops.reduce((a, b) => ((b.complete ?? -1) > (a.complete ?? -1) ? b : a));
   // An operation still running at the cut was checked as unknown; shown as it really ended,
   // it constrains more, so the witness still cannot be linearized.

@@ -210,6 +210,18 @@ describe("explanations", () => {
     expect(result.explanation).toContain('ends when "read -> 59" of process 121 completed at #303');
   });
 
+  it("shrink until nothing more goes: a write may go once the cas that expected its value has", () => {
+    const ops = history(
+      write(1, [0, 1]),
+      write(5, [2, 10]),
+      cas(1, 2, [3, 4]),
+      write(6, [11, 12]),
+      read(5, [13, 14]),
+    );
+    const witness = checkKey("k", ops).violation?.witness ?? [];
+    expect(witness.map((op) => op.id)).toEqual([1, 3, 4]);
+  });
+
   it("keep two reads in the wrong order with both writes they saw, and times when known", () => {
     const ops = history(write(1, [0, 1]), write(2, [2, 10]), read(2, [3, 4]), read(1, [5, 6])).map(
       (op) => ({ ...op, invokeMs: op.invoke * 1.5, completeMs: (op.complete ?? 0) * 1.5 }),
