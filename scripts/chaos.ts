@@ -4,27 +4,24 @@
  * `npm start`): concurrent clients over HTTP with Idempotency-Keys and retries
  * on unknown outcomes, master crashes, replica stops, crashes and partitions,
  * and lost, late, duplicated and reordered relay messages. Then every fault is
- * healed and the history checker runs. Exits 1 unless nothing was lost,
- * duplicated or stale, and every replica recovered.
+ * healed, the history checker runs, and the linearizability checker judges the
+ * register keys. Exits 1 unless nothing was lost, duplicated or stale, every
+ * replica recovered, and every register key is linearizable.
  *
  *   npm run chaos -- --seconds 120 --seed 1 [--clients 8] [--fault-every 1000] [--url URL]
  *                    [--tunables '{"debug_ack_delay_ms": 30}']   (over the chaos defaults)
  *
- * A failing run prints its seed and writes its history to a JSON file: the seed
+ * Every run writes its register history, in the shape Jepsen's tools read
+ * (core/register-history.ts), to .wrangler/chaos/history-<seed>.json. A failing
+ * run prints its seed and writes its whole history to a JSON file too: the seed
  * replays the same decisions (operations, faults, each message's fate).
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import {
-  CHAOS_MESSAGES,
-  CHAOS_TUNABLES,
-  type Send,
-  passed,
-  runChaos,
-  summarize,
-} from "../test/chaos-workload";
+import { passed, summarize } from "../test/chaos-report";
+import { CHAOS_MESSAGES, CHAOS_TUNABLES, type Send, runChaos } from "../test/chaos-workload";
 import { type DevServer, startDevServer } from "../test/e2e/dev-server";
 
 const { values } = parseArgs({
@@ -94,12 +91,18 @@ try {
     log,
   });
   for (const line of summarize(report)) console.log(line);
+  mkdirSync(".wrangler/chaos", { recursive: true });
+  const historyFile = `.wrangler/chaos/history-${seed}.json`;
+  // One event a line: easy to grep, and still one JSON array.
+  const lines = report.registers.events.map((event) => JSON.stringify(event));
+  writeFileSync(historyFile, `[\n${lines.join(",\n")}\n]\n`);
+  console.log(`register history (Jepsen's shape, see docs/operations.md): ${historyFile}`);
   if (passed(report)) {
     exitCode = 0;
     console.log("PASS");
   } else {
     const file = join(tmpdir(), `chaos-${seed}-${Date.now()}.json`);
-    const { history, ...findings } = report;
+    const { history, registers, ...findings } = report;
     writeFileSync(file, JSON.stringify({ ...findings, events: history.events }, null, 1));
     const c = report.check;
     for (const [name, list] of Object.entries({

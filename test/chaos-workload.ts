@@ -4,11 +4,13 @@
  *
  * Concurrent clients insert unique values with an Idempotency-Key (retrying
  * with the same key while the outcome is unknown) and make strong reads of
- * recent values, while a fault loop crashes the master, stops and starts
- * replicas, crashes replicas (at once or partway through a batch), and the
- * master's links drop, delay, duplicate and reorder messages. Then every fault
- * is healed, the cluster must converge, and the history checker judges what
- * the clients were told against what every node holds.
+ * recent values; they also write, compare-and-set and strongly read a few
+ * register keys (test/chaos-registers.ts). Meanwhile a fault loop crashes the
+ * master, stops and starts replicas, crashes replicas (at once or partway
+ * through a batch), and the master's links drop, delay, duplicate and reorder
+ * messages. Then every fault is healed, the cluster must converge, the history
+ * checker judges what the clients were told against what every node holds,
+ * and the linearizability checker judges the register history.
  *
  * Everything random comes from the seed: which operations the clients make,
  * which faults the loop injects, and (on the master) each message's fate.
@@ -16,7 +18,10 @@
  * same interleaving.
  */
 import { type CheckReport, History, type NodeRows, checkHistory } from "../core/history";
+import { type LinearizabilityReport, checkLinearizability } from "../core/linearizability";
 import { type MessageFaultConfig, type Rng, createRng } from "../core/message-faults";
+import { type RegisterHistoryEvent, operationsFromHistory } from "../core/register-history";
+import { REGISTER_SETUP, RegisterClients } from "./chaos-registers";
 
 /** One HTTP call through the front door; throws only when no answer came back. */
 export type Send = (
@@ -84,6 +89,9 @@ export interface ChaosReport {
   /** Replicas not coherent and caught up within convergeMs of healing. */
   unrecovered: string[];
   history: History;
+  /** The register keys: their history (Jepsen's shape), how it went, and its verdict. */
+  registers: { events: RegisterHistoryEvent[]; counts: RegisterClients["counts"] };
+  linearizability: LinearizabilityReport;
 }
 
 const TABLE = "chaos";
@@ -151,6 +159,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         sql: `CREATE TABLE IF NOT EXISTS ${TABLE} (id INTEGER PRIMARY KEY, k TEXT NOT NULL, client INTEGER)`,
       },
       { sql: `CREATE INDEX IF NOT EXISTS ${TABLE}_k ON ${TABLE} (k)` },
+      ...REGISTER_SETUP,
     ],
   });
   if (ddl.status !== 200)
@@ -158,6 +167,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await mustAdmin("PATCH", "/tunables", options.tunables);
   await mustAdmin("POST", "/faults", { seed, ...options.messages });
   const replicaIds = ((await mustAdmin("GET", "/replicas")) as { replicas: string[] }).replicas;
+  const registers = new RegisterClients({
+    send,
+    base,
+    clients: options.clients,
+    nodes: ["master", ...replicaIds],
+    runTag: `${seed}-${started.toString(36)}`,
+    maxAttempts: MAX_ATTEMPTS,
+  });
 
   // ----------------------------------------------------------------- clients
   let opsStarted = 0;
@@ -242,8 +259,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (let n = 0; running(); ) {
       opsStarted++;
       const roll = rng();
-      if (roll < 0.4) await read(rng);
-      else await write(index, n++, roll < 0.44);
+      if (roll < 0.3) await registers.op(index, rng);
+      else if (roll < 0.58) await read(rng);
+      else await write(index, n++, roll < 0.61);
     }
   };
 
@@ -310,7 +328,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
       const secs = Math.round((Date.now() - started) / 1000);
       log(
-        `${secs}s: ops ${opsStarted}, acked ${counts.acked}, failed ${counts.failed}, reads ${counts.reads}, in flight ${inFlight.size}, faults ${JSON.stringify(totalFaults())}`,
+        `${secs}s: ops ${opsStarted}, acked ${counts.acked}, failed ${counts.failed}, reads ${counts.reads}, register ops ${registers.completed}, in flight ${inFlight.size}, faults ${JSON.stringify(totalFaults())}`,
       );
     }
   };
@@ -347,6 +365,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const nodes: NodeRows[] = [];
   for (const node of ["master", ...replicaIds]) nodes.push(await readAll(send, base, node));
   const check = checkHistory({ events: history.events, nodes, verify });
+  const events = registers.history.events;
+  const linearizability = checkLinearizability(operationsFromHistory(events));
   return {
     seed,
     seconds: Math.round((Date.now() - started) / 100) / 10,
@@ -361,6 +381,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ),
     unrecovered,
     history,
+    registers: { events, counts: registers.counts },
+    linearizability,
   };
 }
 
@@ -406,22 +428,4 @@ async function readAll(send: Send, base: string, node: string): Promise<NodeRows
     for (const row of rows) values.push(row.k);
     after = rows[rows.length - 1]?.id ?? after;
   }
-}
-
-/** The numbers a run is judged by, one line each. */
-export function summarize(report: ChaosReport): string[] {
-  const c = report.check;
-  return [
-    `seed ${report.seed}, ${report.seconds}s`,
-    `ops ${c.ops} (writes ${c.writes}, reads ${c.reads}), acked ${c.acked}, retried ${c.retried}, failed ${c.failed}, unknown ${c.unknown}`,
-    `faults injected: ${Object.entries(report.faults)
-      .map(([kind, n]) => `${kind} ${n}`)
-      .join(", ")}`,
-    `catch-up: snapshots ${report.catchUp.snapshots}, log batches pulled ${report.catchUp.pullBatches}`,
-    `lost ${c.lost.length}, duplicated ${c.duplicated.length}, stale strong reads ${c.staleReads.length}, failed but present ${c.failedPresent.length}, diverged ${c.diverged.length}, unexpected ${c.unexpected.length}, unrecovered replicas ${report.unrecovered.length}`,
-  ];
-}
-
-export function passed(report: ChaosReport): boolean {
-  return report.check.valid && report.unrecovered.length === 0;
 }

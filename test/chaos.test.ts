@@ -1,21 +1,30 @@
 /**
  * The randomized fault test, inside workerd through the front door: seeded,
  * bounded runs of test/chaos-workload.ts with every fault on, then the history
- * checker. A failure prints the seed; `npm run chaos -- --seed S` runs the same
- * schedule of decisions against `wrangler dev`.
+ * checker and the linearizability checker. A failure prints the seed;
+ * `npm run chaos -- --seed S` runs the same schedule of decisions against
+ * `wrangler dev`.
  */
 import { describe, expect, it } from "vitest";
+import { checkLinearizability } from "../core/linearizability";
+import { operationsFromHistory } from "../core/register-history";
+import { REGISTER_KEYS } from "./chaos-registers";
+import { linearizabilityFindings, passed, summarize } from "./chaos-report";
 import {
   CHAOS_MESSAGES,
   CHAOS_TUNABLES,
+  type ChaosOptions,
   type ChaosReport,
-  passed,
   runChaos,
-  summarize,
 } from "./chaos-workload";
 import { call, freshCluster } from "./helpers";
 
-async function chaos(seed: number, maxOps: number, tunables: Record<string, unknown> = {}) {
+async function chaos(
+  seed: number,
+  maxOps: number,
+  tunables: Record<string, unknown> = {},
+  overrides: Partial<ChaosOptions> = {},
+) {
   return runChaos({
     cluster: freshCluster("chaos"),
     seed,
@@ -37,6 +46,7 @@ async function chaos(seed: number, maxOps: number, tunables: Record<string, unkn
       });
       return { status: res.status, body: res.body };
     },
+    ...overrides,
   });
 }
 
@@ -45,15 +55,24 @@ function expectNothingBroken(report: ChaosReport): void {
   console.log(summary);
   const c = report.check;
   const findings = { ...c, unrecovered: report.unrecovered };
-  expect(passed(report), `${summary}\n${JSON.stringify(findings, null, 1)}`).toBe(true);
+  const violations = linearizabilityFindings(report);
+  expect(
+    passed(report),
+    `${summary}\n${JSON.stringify(findings, null, 1)}\n${violations.join("\n")}`,
+  ).toBe(true);
   expect(c.lost).toEqual([]);
   expect(c.duplicated).toEqual([]);
   expect(c.staleReads).toEqual([]);
   expect(report.unrecovered).toEqual([]);
+  expect(violations, violations.join("\n")).toEqual([]);
   // The run really was under fire, and really did work.
   expect(c.acked).toBeGreaterThan(100);
   expect(c.failed).toBeGreaterThan(0);
   expect(c.retried).toBeGreaterThan(0);
+  // The register keys were really exercised and judged.
+  expect(report.linearizability.keys).toHaveLength(REGISTER_KEYS.length);
+  expect(report.linearizability.operations).toBeGreaterThan(100);
+  for (const key of report.linearizability.keys) expect(key.checked, key.key).toBeGreaterThan(10);
   for (const kind of [
     "masterCrash",
     "replicaStop",
@@ -69,9 +88,45 @@ function expectNothingBroken(report: ChaosReport): void {
 }
 
 describe("chaos, 4 replicas", () => {
-  it("with master crashes, replica stops, crashes and partitions, and lost, late, duplicated and reordered messages, no acked write is lost or duplicated and no strong read is stale", async () => {
+  it("with master crashes, replica stops, crashes and partitions, and lost, late, duplicated and reordered messages, no acked write is lost or duplicated, no strong read is stale and every register key is linearizable", async () => {
     expectNothingBroken(await chaos(20261129, 1000));
   }, 150_000);
+
+  it("feeds every register operation into the linearizability checker (a run without faults)", async () => {
+    const report = await chaos(
+      7,
+      150,
+      {},
+      {
+        clients: 4,
+        masterCrashes: false,
+        replicaStops: false,
+        replicaCrashes: false,
+        partitions: false,
+        messages: { drop: 0, delay: 0, delayMs: 0, duplicate: 0, reorder: 0 },
+      },
+    );
+    const { counts, events } = report.registers;
+    expect(counts.reads).toBeGreaterThan(0);
+    expect(counts.writes).toBeGreaterThan(0);
+    expect(counts.cas + counts.casMissed).toBeGreaterThan(0);
+    // Every completed operation reached the checker, on its key.
+    const ops = operationsFromHistory(events);
+    expect(ops).toHaveLength(Object.values(counts).reduce((a, b) => a + b, 0));
+    expect(report.linearizability.operations).toBe(ops.length);
+    expect(report.linearizability.keys.reduce((n, k) => n + k.operations, 0)).toBe(ops.length);
+    // Strong reads were pinned to every node in turn.
+    const asked = new Set(
+      events.filter((e) => e.type === "invoke" && e.f === "read").map((e) => e.node),
+    );
+    expect(asked.size).toBe(5);
+    // A read that returns a value no one wrote makes its key fail: the verdict comes from these events.
+    const target = events.find((e) => e.type === "ok" && e.f === "read");
+    expect(target).toBeDefined();
+    const tampered = events.map((e) => (e === target ? { ...e, value: -1 } : e));
+    const verdict = checkLinearizability(operationsFromHistory(tampered));
+    expect(verdict.keys.find((k) => k.key === target?.key)?.linearizable).toBe(false);
+  }, 60_000);
 
   it("the same with deferred acks (debug_ack_delay_ms), and every replica recovers once the faults are healed", async () => {
     expectNothingBroken(await chaos(41, 600, { debug_ack_delay_ms: 30 }));

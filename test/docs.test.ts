@@ -7,6 +7,8 @@ import { MAX_BODY_BYTES } from "../workers/middleware/json";
 import { MAX_PARAMS, MAX_ROWS, MAX_SQL_CHARS, MAX_STATEMENTS } from "../workers/routes/data";
 import { DETERMINISTIC_FUNCTIONS } from "../core/sql-program";
 import { TUNABLE_NAMES, defaultTunables } from "../core/tunables";
+import { DEFAULT_MAX_STEPS } from "../core/linearizability";
+import { REGISTER_KEYS } from "./chaos-registers";
 
 describe("docs stay true to the code", () => {
   it("operations.md lists every tunable with its default", () => {
@@ -41,5 +43,13 @@ describe("docs stay true to the code", () => {
     for (const name of DETERMINISTIC_FUNCTIONS) {
       expect(determinism, name).toContain(`\`${name}\``);
     }
+  });
+
+  it("operations.md gives the linearizability checker's step cap and the chaos run's register keys", () => {
+    expect(operations).toContain(
+      `stops after ${DEFAULT_MAX_STEPS.toLocaleString("en-US")} steps per key`,
+    );
+    const words = ["no", "one", "two", "three", "four", "five"];
+    expect(operations).toContain(`go to ${words[REGISTER_KEYS.length]} register keys`);
   });
 });
