@@ -15,18 +15,45 @@ function base64Bytes(payload: unknown): SqlValue | undefined {
   return sqlBlob(Uint8Array.from(binary, (char) => char.charCodeAt(0)));
 }
 
-/** Decoders of `{"<tag>": payload}` objects, by tag. */
+function int(payload: unknown): SqlValue | undefined {
+  return typeof payload === "string" && /^-?\d+$/.test(payload)
+    ? sqlInteger(BigInt(payload))
+    : undefined;
+}
+
+const SPECIAL_REALS: Readonly<Record<string, number>> = {
+  Infinity: Number.POSITIVE_INFINITY,
+  "-Infinity": Number.NEGATIVE_INFINITY,
+  "-0.0": -0,
+};
+
+function real(payload: unknown): SqlValue | undefined {
+  if (typeof payload === "number") return sqlReal(payload);
+  const special = typeof payload === "string" ? SPECIAL_REALS[payload] : undefined;
+  return special === undefined ? undefined : sqlReal(special);
+}
+
+function textBytes(payload: unknown): SqlValue | undefined {
+  if (typeof payload !== "string") return undefined;
+  const bytes = Uint8Array.from(atob(payload), (char) => char.charCodeAt(0));
+  return sqlText(new TextDecoder().decode(bytes));
+}
+
+/** Decoders of `{"<tag>": payload}` objects, by tag (docs/api.md, "Values"). */
 const TAGGED_VALUES: Readonly<Record<string, TaggedDecoder>> = {
   base64: base64Bytes,
+  int,
+  real,
+  textBytes,
 };
 
 /** Integral numbers past this cannot be a 64-bit INTEGER. */
 const INT64_LIMIT = 2 ** 63;
 
 /**
- * A plain JSON number: integral means INTEGER, the likelier reading, since
- * every INTEGER arrives integral and a REAL only when it has no fraction.
- * Past 2^53 the number is already rounded, so no reading of it is exact.
+ * A plain JSON number: the API sends an integral one only for an INTEGER
+ * within ±(2^53-1) (an integral REAL comes as {"real": n}), so integral means
+ * INTEGER and anything else is a REAL.
  */
 function plainNumber(value: number): SqlValue {
   return Number.isInteger(value) && Math.abs(value) < INT64_LIMIT

@@ -76,7 +76,7 @@ export const DOCUMENTED_LIMITS: readonly DocumentedLimit[] = [
     code: "INVALID_SQL",
     message: /^not authorized\b/,
     sql: /\b(?:load_extension|sqlite_version|pragma_[a-z_]+)\b/i,
-    doc: { file: "docs/security.md", section: "Internal tables", mentions: "`sqlite_version()`" },
+    doc: { file: "docs/security.md", section: "Internal state", mentions: "`sqlite_version()`" },
   },
   {
     id: "statement-kind",
@@ -105,7 +105,11 @@ export const DOCUMENTED_LIMITS: readonly DocumentedLimit[] = [
     id: "non-deterministic",
     code: "NON_DETERMINISTIC",
     message: /\bis not allowed\b/,
-    doc: { file: "docs/determinism.md", section: "Determinism", mentions: "`NON_DETERMINISTIC`" },
+    doc: {
+      file: "docs/determinism.md",
+      section: "How each kind of statement travels",
+      mentions: "`NON_DETERMINISTIC`",
+    },
   },
 ];
 
