@@ -214,6 +214,9 @@ export class ReplicaDO extends DurableObject<Env> {
     let gap = false;
     const storage = this.ctx.storage;
     storage.transactionSync(() => {
+      // The master's rows satisfied every foreign key when it committed; applied
+      // one by one, in its capture order, they may not at each step in between.
+      if (records.length > 0) this.node.sql.exec("PRAGMA defer_foreign_keys = ON");
       for (const record of records) {
         if (record.lsn <= this.appliedLsn + applied) {
           skipped++;
