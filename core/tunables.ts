@@ -288,7 +288,49 @@ export function applyPatch(
     next[name] = checkValue(name, value);
     changed.push(name);
   }
+  checkConsistent(next as Tunables, changed);
   return { next: next as Tunables, changed };
+}
+
+/**
+ * Pairs of tunables that contradict each other past a bound: `low` must stay
+ * below (or, with `orEqual`, at most) `high`. Checked when a patch touches
+ * either, so a stored pair from an older build never blocks unrelated patches.
+ */
+const ORDERED_PAIRS: readonly { low: TunableName; high: TunableName; orEqual: boolean; why: string }[] = [
+  {
+    low: "commit_timeout_ms",
+    high: "idempotency_retention_ms",
+    orEqual: true,
+    why: "a saved result must outlive the longest wait of its commit, or a retry runs it twice",
+  },
+  {
+    low: "heartbeat_ms",
+    high: "coherency_lease_ms",
+    orEqual: false,
+    why: "heartbeats must renew a lease before it runs out",
+  },
+  {
+    low: "rep_timeout_ms",
+    high: "commit_timeout_ms",
+    orEqual: true,
+    why: "a commit must wait for its replicas' acks at least until they are marked incoherent",
+  },
+];
+
+function checkConsistent(next: Tunables, changed: readonly TunableName[]): void {
+  for (const { low, high, orEqual, why } of ORDERED_PAIRS) {
+    if (!changed.includes(low) && !changed.includes(high)) continue;
+    const a = next[low] as number;
+    const b = next[high] as number;
+    if (orEqual ? a <= b : a < b) continue;
+    const name = changed.includes(low) ? low : high;
+    throw new ApiError(
+      "INVALID_TUNABLE_VALUE",
+      `${low} (${a}) must be ${orEqual ? "at most" : "below"} ${high} (${b}): ${why}`,
+      { name, value: next[name], conflictsWith: name === low ? high : low },
+    );
+  }
 }
 
 /** Loads stored values, ignoring names or values a newer or older build would reject. */

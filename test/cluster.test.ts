@@ -174,7 +174,12 @@ describe("cluster with 4 replicas, full sync", () => {
   it("forgets saved results after idempotency_retention_ms, so the key can be used again", async () => {
     const c = freshCluster("retention");
     await createTable(c);
-    expect((await patchTunables(c, { idempotency_retention_ms: 1000 })).status).toBe(200);
+    const tuned = await patchTunables(c, {
+      idempotency_retention_ms: 1000,
+      commit_timeout_ms: 1000,
+      rep_timeout_ms: 500,
+    });
+    expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);
     const first = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('one')" }], "short-lived");
     expect(first.status).toBe(200);
     const reused = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('two')" }], "short-lived");
@@ -198,6 +203,7 @@ describe("cluster with 4 replicas, full sync", () => {
     const tuned = await patchTunables(c, {
       rep_timeout_ms: 300,
       coherency_lease_ms: 200,
+      heartbeat_ms: 50,
       coherency_rejoin_penalty_ms: 1500,
       debug_fault_injection: true,
     });

@@ -757,6 +757,7 @@ describe("503 NOT_DURABLE", () => {
       durable_lsns: true,
       rep_timeout_ms: 300,
       coherency_lease_ms: 100,
+      heartbeat_ms: 50,
       debug_fault_injection: true,
     });
     expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);
@@ -807,7 +808,8 @@ describe("504 COMMIT_TIMEOUT", () => {
     await createTable(c);
     const tuned = await patchTunables(c, {
       commit_timeout_ms: 300,
-      rep_timeout_ms: 60_000,
+      // The deadline and the give-up instant coincide: the give-up is decided first.
+      rep_timeout_ms: 300,
       debug_ack_delay_ms: 2000,
     });
     expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);
@@ -879,6 +881,7 @@ describe("statements that return rows inside exec", () => {
     const tuned = await patchTunables(c, {
       rep_timeout_ms: 2_000,
       coherency_lease_ms: 100,
+      heartbeat_ms: 50,
       debug_fault_injection: true,
     });
     expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);

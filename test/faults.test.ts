@@ -114,6 +114,7 @@ describe("relay message faults, 4 replicas", () => {
       debug_fault_injection: true,
       rep_timeout_ms: 300,
       coherency_lease_ms: 200,
+      heartbeat_ms: 50,
       coherency_rejoin_penalty_ms: 0,
     });
     const set = await call("POST", `/admin/clusters/${c}/faults`, {
@@ -233,6 +234,7 @@ describe("rejoin with deferred acks (debug_ack_delay_ms), 4 replicas", () => {
       debug_ack_delay_ms: 30,
       rep_timeout_ms: 200,
       coherency_lease_ms: 200,
+      heartbeat_ms: 50,
       coherency_rejoin_penalty_ms: penaltyMs,
     });
     await new Promise((r) => setTimeout(r, 300));
@@ -266,6 +268,7 @@ describe("lost acks with deferred acks (debug_ack_delay_ms), 4 replicas", () => 
       debug_ack_delay_ms: 30,
       rep_timeout_ms: 200,
       coherency_lease_ms: 200,
+      heartbeat_ms: 50,
       coherency_rejoin_penalty_ms: 0,
     });
     await new Promise((r) => setTimeout(r, 300));

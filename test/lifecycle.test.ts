@@ -48,6 +48,7 @@ describe("replica catch-up, 4 replicas", () => {
     const c = await setup("pull", {
       rep_timeout_ms: 200,
       coherency_lease_ms: 100,
+      heartbeat_ms: 50,
       logput_window_bytes: 2000,
       coherency_rejoin_penalty_ms: 0,
       debug_fault_injection: true,
@@ -64,6 +65,7 @@ describe("replica catch-up, 4 replicas", () => {
     const c = await setup("push", {
       rep_timeout_ms: 200,
       coherency_lease_ms: 100,
+      heartbeat_ms: 50,
       logput_window_bytes: 0,
       coherency_rejoin_penalty_ms: 0,
       debug_fault_injection: true,
@@ -165,6 +167,7 @@ describe("log retention and snapshot rebuild, 4 replicas", () => {
     const c = await setup("snapshot", {
       rep_timeout_ms: 200,
       coherency_lease_ms: 100,
+      heartbeat_ms: 50,
       coherency_rejoin_penalty_ms: 0,
       log_retain_records: 5,
       log_max_records: 100,
@@ -376,6 +379,7 @@ describe("disconnect fault hook", () => {
     const c = await setup("cut", {
       rep_timeout_ms: 200,
       coherency_lease_ms: 100,
+      heartbeat_ms: 50,
       coherency_rejoin_penalty_ms: 0,
       debug_fault_injection: true,
     });

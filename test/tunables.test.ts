@@ -282,3 +282,35 @@ describe("tunablesFromStored", () => {
     expect(tunablesFromStored([])).toEqual(defaultTunables());
   });
 });
+
+describe("tunables that contradict each other", () => {
+  it.each([
+    [{ idempotency_retention_ms: 1000 }, "commit_timeout_ms", "idempotency_retention_ms"],
+    [{ idempotency_retention_ms: 10_000, commit_timeout_ms: 20_000 }, "commit_timeout_ms", "idempotency_retention_ms"],
+    [{ heartbeat_ms: 500 }, "heartbeat_ms", "coherency_lease_ms"],
+    [{ coherency_lease_ms: 100 }, "heartbeat_ms", "coherency_lease_ms"],
+    [{ commit_timeout_ms: 1000 }, "rep_timeout_ms", "commit_timeout_ms"],
+    [{ rep_timeout_ms: 60_000 }, "rep_timeout_ms", "commit_timeout_ms"],
+  ])("refuse %j, naming %s and %s, and change nothing", (patch, a, b) => {
+    const error = expectRejected(patch, "INVALID_TUNABLE_VALUE");
+    expect(error.message).toContain(a);
+    expect(error.message).toContain(b);
+    expect(error.details?.conflictsWith).toBeTypeOf("string");
+  });
+
+  it("accept the same values when the patch moves both sides together", () => {
+    const { next } = applyPatch(defaultTunables(), {
+      idempotency_retention_ms: 1000,
+      commit_timeout_ms: 1000,
+      rep_timeout_ms: 1000,
+      coherency_lease_ms: 100,
+      heartbeat_ms: 50,
+    });
+    expect(next).toMatchObject({ commit_timeout_ms: 1000, heartbeat_ms: 50 });
+  });
+
+  it("do not block an unrelated patch when a stored pair already contradicts", () => {
+    const stored = { ...defaultTunables(), heartbeat_ms: 900 };
+    expect(applyPatch(stored, { relay_window: 4 }).next.relay_window).toBe(4);
+  });
+});

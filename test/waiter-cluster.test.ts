@@ -75,6 +75,7 @@ describe.each([
       durable_lsns: true,
       rep_timeout_ms: 300,
       coherency_lease_ms: 100,
+      heartbeat_ms: 50,
       debug_fault_injection: true,
     });
     for (const id of ["replica-1", "replica-2", "replica-3"])
@@ -105,6 +106,7 @@ describe.each([
       async_dist_commit: asyncDistCommit,
       rep_timeout_ms: 300,
       coherency_lease_ms: 100,
+      heartbeat_ms: 50,
       debug_fault_injection: true,
     });
     expect((await stop(c, "replica-2")).status).toBe(200);
