@@ -67,7 +67,7 @@ export function isDurable(lsn: number, sanctioned: readonly string[], view: Node
 
 export class AckBook<T> {
   /** Sorted by LSN; a replayed request may wait on an older LSN, so insertion keeps order. */
-  private readonly waiting: WaitingCommit<T>[] = [];
+  private waiting: WaitingCommit<T>[] = [];
 
   get size(): number {
     return this.waiting.length;
@@ -90,7 +90,9 @@ export class AckBook<T> {
 
   /** Removes every commit (used when the master shuts down its waits). */
   drain(): WaitingCommit<T>[] {
-    return this.waiting.splice(0, this.waiting.length);
+    const all = this.waiting;
+    this.waiting = [];
+    return all;
   }
 
   /**
@@ -118,7 +120,9 @@ export class AckBook<T> {
       if (outcome === null) keep.push(commit);
       else result.answered.push({ commit, outcome });
     }
-    this.waiting.splice(0, this.waiting.length, ...keep);
+    // A new array, not splice(0, n, ...keep): spreading 100k+ commits into one
+    // call's arguments overflows the stack.
+    this.waiting = keep;
     for (const commit of keep) wake(commit.giveUpAt);
     return result;
   }

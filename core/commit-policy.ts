@@ -4,6 +4,9 @@
  * while acks travel) unless the hand-off is off or the waiter is full; a commit
  * that is not plain waits inline, holding its slot, and the reason is counted.
  *
+ * Full means the waiter holds `async_dist_commit_max_outstanding` commits, or
+ * responses of `waiter_max_held_bytes`: the cap is on memory as much as count.
+ *
  * Plain means: no DDL (CREATE, DROP, ALTER). Here the waiter could finish any
  * commit — a response is held in memory either way — so DDL waits inline by
  * choice, not necessity: schema changes are rare and can take long to apply on
@@ -29,6 +32,10 @@ export interface PolicyInput {
   maxOutstanding: number;
   handedOffNow: number;
   plain: boolean;
+  /** Bytes of responses the waiter holds now, this response's, and the cap on both. */
+  heldBytes: number;
+  bytes: number;
+  maxHeldBytes: number;
 }
 
 export function planWait(input: PolicyInput): WaitPlan {
@@ -36,5 +43,8 @@ export function planWait(input: PolicyInput): WaitPlan {
   if (!input.asyncDistCommit) return { kind: "inline", reason: "off" };
   if (!input.plain) return { kind: "inline", reason: "notPlain" };
   if (input.handedOffNow >= input.maxOutstanding) return { kind: "inline", reason: "queueFull" };
+  if (input.heldBytes + input.bytes > input.maxHeldBytes) {
+    return { kind: "inline", reason: "queueFull" };
+  }
   return { kind: "handoff" };
 }

@@ -159,6 +159,30 @@ const SPECS = {
     max: 10_000,
     description: "Most log records in one batch to a replica.",
   },
+  relay_batch_max_bytes: {
+    type: "int",
+    default: 2_000_000,
+    min: 1024,
+    max: 16_000_000,
+    description:
+      "Most bytes of log records in one batch to a replica (a larger record goes alone).",
+  },
+  log_tail_bytes: {
+    type: "int",
+    default: 16_777_216,
+    min: 0,
+    max: 1_073_741_824,
+    description:
+      "Most bytes of recent log records the master keeps in memory for live sends; older ones are read from storage.",
+  },
+  waiter_max_held_bytes: {
+    type: "int",
+    default: 67_108_864,
+    min: 1_048_576,
+    max: 1_073_741_824,
+    description:
+      "Most bytes of responses the waiter holds for handed-off commits and replays; a commit past it waits inline, a replay past it is answered 503 UNAVAILABLE.",
+  },
   debug_ack_delay_ms: {
     type: "int",
     default: 0,
@@ -297,7 +321,12 @@ export function applyPatch(
  * below (or, with `orEqual`, at most) `high`. Checked when a patch touches
  * either, so a stored pair from an older build never blocks unrelated patches.
  */
-const ORDERED_PAIRS: readonly { low: TunableName; high: TunableName; orEqual: boolean; why: string }[] = [
+const ORDERED_PAIRS: readonly {
+  low: TunableName;
+  high: TunableName;
+  orEqual: boolean;
+  why: string;
+}[] = [
   {
     low: "commit_timeout_ms",
     high: "idempotency_retention_ms",

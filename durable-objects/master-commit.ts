@@ -33,6 +33,8 @@ export interface Committed {
   response: ExecResponse;
   record: LogRecord;
   bytes: number;
+  /** Size of the response as JSON text: what the waiter holds while it waits. */
+  responseBytes: number;
 }
 
 export function commitLocal(
@@ -64,19 +66,15 @@ export function commitLocal(
         results,
         bookmark: encodeBookmark(input.lsn),
       };
+      const text = JSON.stringify(response);
       if (input.key !== undefined) {
         store.saveResult(
-          {
-            key: input.key,
-            requestHash: input.requestHash,
-            lsn: input.lsn,
-            response: JSON.stringify(response),
-          },
+          { key: input.key, requestHash: input.requestHash, lsn: input.lsn, response: text },
           ts,
         );
       }
       const record: LogRecord = { ...head, entries, ...(sequence ? { sequence } : {}) };
-      return { response, record, bytes };
+      return { response, record, bytes, responseBytes: text.length };
     });
   } catch (error) {
     // A DDL statement that ran before the failure reloaded the cache mid-transaction.

@@ -56,7 +56,6 @@ import { asSqlError } from "./sqlite/sql-errors";
 import type { SqlNode } from "./sqlite/write";
 
 const TAIL_CACHE_RECORDS = 4096;
-const TAIL_CACHE_BYTES = 16 * 1024 * 1024;
 const PRUNE_EVERY_MS = 60_000;
 const SLOW_CHECK_EVERY_MS = 1_000;
 const TRUNCATE_EVERY_MS = 1_000;
@@ -81,7 +80,7 @@ export class MasterDO extends DurableObject<Env> {
   private readonly replicas: ReplicaSet;
   private readonly tail = new LogTail(
     () => TAIL_CACHE_RECORDS,
-    () => TAIL_CACHE_BYTES,
+    () => this.tunables.log_tail_bytes,
   );
   private readonly node: SqlNode;
   /** Highest LSN answered as acked: a replica must reach it before it is coherent again. */
@@ -230,6 +229,7 @@ export class MasterDO extends DurableObject<Env> {
     window: () => this.tunables.relay_window,
     callsInFlight: () => this.tunables.relay_calls_in_flight,
     batchMaxRecords: () => this.tunables.relay_batch_max_records,
+    batchMaxBytes: () => this.tunables.relay_batch_max_bytes,
     heartbeatMs: () => this.tunables.heartbeat_ms,
     settings: (): ReplicaSettings => ({
       ackDelayMs: this.tunables.debug_ack_delay_ms,
@@ -283,7 +283,7 @@ export class MasterDO extends DurableObject<Env> {
   // ------------------------------------------------------------ waiting
 
   /** Snapshots the wait set and sanctioned set now, and holds the commit in the waiter. */
-  private waitFor(lsn: number, path: WaitPath): Promise<Outcome> {
+  private waitFor(lsn: number, path: WaitPath, bytes = 0): Promise<Outcome> {
     const now = Date.now();
     const waitSet = this.replicas.waitSetIds(now);
     const quorum =
@@ -298,6 +298,7 @@ export class MasterDO extends DurableObject<Env> {
       giveUpAt: now + this.tunables.commit_timeout_ms,
       ...(quorum === undefined ? {} : { quorum }),
       path,
+      bytes,
     });
   }
 
@@ -449,13 +450,16 @@ export class MasterDO extends DurableObject<Env> {
             return await this.replay(saved, hash);
           }
         }
-        const { response, plain } = this.commit(request, key, hash);
+        const { response, plain, bytes } = this.commit(request, key, hash);
         const plan = planWait({
           syncMode: this.tunables.sync_mode,
           asyncDistCommit: this.tunables.async_dist_commit,
           maxOutstanding: this.tunables.async_dist_commit_max_outstanding,
-          handedOffNow: this.waiter.handedOffNow,
+          handedOffNow: this.waiter.handedOffNow + this.waiter.replaysNow,
           plain,
+          heldBytes: this.waiter.heldBytes,
+          bytes,
+          maxHeldBytes: this.tunables.waiter_max_held_bytes,
         });
         if (plan.kind === "no-wait") {
           this.counters.noWait++;
@@ -471,7 +475,7 @@ export class MasterDO extends DurableObject<Env> {
           this.writers.release();
           holding = false;
         }
-        const outcome = await this.waitFor(response.lsn, plan.kind);
+        const outcome = await this.waitFor(response.lsn, plan.kind, bytes);
         return this.answer(outcome, response);
       } finally {
         if (holding) this.writers.release();
@@ -510,8 +514,22 @@ export class MasterDO extends DurableObject<Env> {
     this.counters.replayed++;
     this.metrics.replayed.inc({ cluster: this.cluster });
     const response = JSON.parse(saved.response) as ExecResponse;
+    const bytes = saved.response.length;
+    const full =
+      this.waiter.handedOffNow + this.waiter.replaysNow >=
+        this.tunables.async_dist_commit_max_outstanding ||
+      this.waiter.heldBytes + bytes > this.tunables.waiter_max_held_bytes;
+    // A replay of a commit that may still wait holds its response in the waiter too:
+    // past the waiter's caps it is turned away rather than held.
+    if (full && saved.lsn > this.answeredHighLsn) {
+      return this.failed(
+        new ApiError("UNAVAILABLE", "the waiter holds as many answers as it may; retry", {
+          retryAfterSeconds: 1,
+        }),
+      );
+    }
     const outcome =
-      this.tunables.sync_mode === "none" ? "acked" : await this.waitFor(saved.lsn, "replay");
+      this.tunables.sync_mode === "none" ? "acked" : await this.waitFor(saved.lsn, "replay", bytes);
     return this.answer(outcome, { ...response, replayed: true });
   }
 
@@ -540,24 +558,33 @@ export class MasterDO extends DurableObject<Env> {
     request: ExecRequest,
     key: string | undefined,
     hash: string,
-  ): { response: ExecResponse; plain: boolean } {
+  ): { response: ExecResponse; plain: boolean; bytes: number } {
     const lsn = this.lsn + 1;
-    const { response, record, bytes } = commitLocal(this.ctx.storage, this.node, this.store, {
-      lsn,
-      term: this.currentTerm,
-      logEnd: this.logEnd,
-      statements: request.statements,
-      format: request.format ?? "objects",
-      key,
-      requestHash: hash,
-    });
+    const { response, record, bytes, responseBytes } = commitLocal(
+      this.ctx.storage,
+      this.node,
+      this.store,
+      {
+        lsn,
+        term: this.currentTerm,
+        logEnd: this.logEnd,
+        statements: request.statements,
+        format: request.format ?? "objects",
+        key,
+        requestHash: hash,
+      },
+    );
     this.lsn = lsn;
     this.logEnd += bytes;
     this.counters.commits++;
     this.metrics.commits.inc({ cluster: this.cluster });
     this.tail.add(record, bytes);
     for (const entry of this.replicas.all()) entry.relay.pump();
-    return { response, plain: record.entries.every((e) => e.kind !== "ddl") };
+    return {
+      response,
+      plain: record.entries.every((e) => e.kind !== "ddl"),
+      bytes: responseBytes,
+    };
   }
 
   /** A replica's deferred ack (debug_ack_delay_ms). */

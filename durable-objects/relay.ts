@@ -27,6 +27,7 @@ export interface RelayHost {
   window(): number;
   callsInFlight(): number;
   batchMaxRecords(): number;
+  batchMaxBytes(): number;
   heartbeatMs(): number;
   settings(): ReplicaSettings;
   readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[];
@@ -49,8 +50,6 @@ export interface RelayHost {
   /** The replica computed other effects than the master: it is rebuilt. */
   diverged(id: string, at: { lsn: number; detail: string }): void;
 }
-
-const MAX_BATCH_BYTES = 2_000_000;
 
 export function asAck(ack: AckRequest): AppendResponse {
   return {
@@ -151,7 +150,7 @@ export class Relay {
       const records = this.host.readLog(
         this.sentLsn + 1,
         this.host.batchMaxRecords(),
-        MAX_BATCH_BYTES,
+        this.host.batchMaxBytes(),
       );
       if (records.length === 0) break;
       this.send(records);

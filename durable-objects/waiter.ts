@@ -15,12 +15,17 @@ import {
 export type WaitPath = "handoff" | "inline" | "replay";
 
 /** A commit to hold: the ack book's fields, plus how it got here. */
-export type WaitRequest = Omit<WaitingCommit<unknown>, "token" | "acks"> & { path: WaitPath };
+export type WaitRequest = Omit<WaitingCommit<unknown>, "token" | "acks"> & {
+  path: WaitPath;
+  /** Bytes of the response held while it waits (counted against waiter_max_held_bytes). */
+  bytes?: number;
+};
 
 interface Held {
   resolve: (outcome: Outcome) => void;
   path: WaitPath;
   startedAt: number;
+  bytes: number;
 }
 
 export interface WaiterHooks {
@@ -39,6 +44,10 @@ export class Waiter {
   private passQueued = false;
   /** Handed-off commits still waiting: what async_dist_commit_max_outstanding caps. */
   handedOffNow = 0;
+  /** Replays waiting now (they hold no writer slot, so they count here). */
+  replaysNow = 0;
+  /** Bytes of the responses held for handed-off commits and replays. */
+  heldBytes = 0;
   peak = 0;
   passes = 0;
   /** Commits whose wait set a pass examined (answered ones included). */
@@ -63,9 +72,12 @@ export class Waiter {
   /** Holds a commit until its outcome is known; the pass that may answer it runs now. */
   wait(request: WaitRequest): Promise<Outcome> {
     return new Promise((resolve) => {
-      const held: Held = { resolve, path: request.path, startedAt: this.hooks.now() };
+      const bytes = request.path === "inline" ? 0 : (request.bytes ?? 0);
+      const held: Held = { resolve, path: request.path, startedAt: this.hooks.now(), bytes };
       if (request.path === "handoff") this.handedOffNow++;
-      const { path: _path, ...commit } = request;
+      if (request.path === "replay") this.replaysNow++;
+      this.heldBytes += bytes;
+      const { path: _path, bytes: _bytes, ...commit } = request;
       this.book.add({ ...commit, token: held });
       if (this.book.size > this.peak) this.peak = this.book.size;
       this.pass();
@@ -103,6 +115,8 @@ export class Waiter {
     for (const { commit, outcome } of result.answered) {
       const held = commit.token;
       if (held.path === "handoff") this.handedOffNow--;
+      if (held.path === "replay") this.replaysNow--;
+      this.heldBytes -= held.bytes;
       this.hooks.answered(commit.lsn, outcome, held.path, now - held.startedAt);
       held.resolve(outcome);
     }

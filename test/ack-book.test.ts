@@ -459,3 +459,29 @@ describe("AckBook.pass properties", () => {
     );
   });
 });
+
+describe("ack book at scale", () => {
+  it("passes over 200,000 waiting commits without overflowing the stack", () => {
+    const book = new AckBook<number>();
+    for (let lsn = 1; lsn <= 200_000; lsn++) {
+      book.add({
+        lsn,
+        waitSet: new Set(["r1"]),
+        sanctioned: ["r1"],
+        deadline: 1_000_000,
+        giveUpAt: 2_000_000,
+        token: lsn,
+      });
+    }
+    const acked = 50_000;
+    const view = {
+      ackedLsn: () => acked,
+      isCoherent: () => true,
+      leaseUntil: () => 0,
+    };
+    const result = book.pass(view, { now: 0, durableLsns: false });
+    expect(result.answered).toHaveLength(acked);
+    expect(book.size).toBe(150_000);
+    expect(book.oldestLsn()).toBe(acked + 1);
+  });
+});

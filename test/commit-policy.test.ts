@@ -9,6 +9,9 @@ function input(overrides: Partial<PolicyInput> = {}): PolicyInput {
     maxOutstanding: 10,
     handedOffNow: 0,
     plain: true,
+    heldBytes: 0,
+    bytes: 100,
+    maxHeldBytes: 10_000,
     ...overrides,
   };
 }
@@ -74,6 +77,16 @@ describe("planWait", () => {
       kind: "inline",
       reason: "queueFull",
     });
+  });
+
+  it("waits inline with reason queueFull once the held responses would pass waiter_max_held_bytes", () => {
+    expect(planWait(input({ heldBytes: 9_900, bytes: 100 }))).toEqual({ kind: "handoff" });
+    expect(planWait(input({ heldBytes: 9_901, bytes: 100 }))).toEqual({
+      kind: "inline",
+      reason: "queueFull",
+    });
+    // One response larger than the whole cap waits inline even in an empty waiter.
+    expect(planWait(input({ bytes: 10_001 }))).toEqual({ kind: "inline", reason: "queueFull" });
   });
 
   it("reports off rather than notPlain or queueFull when async_dist_commit is off", () => {

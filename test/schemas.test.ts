@@ -130,7 +130,11 @@ describe("every schema kind, 4 replicas and one added from a snapshot", () => {
 
   it.each([
     ["a contentless fts5 table", "CREATE VIRTUAL TABLE f USING fts5(a, content='')", "contentless"],
-    ["a virtual table of another module", "CREATE VIRTUAL TABLE r USING rtree(id, x0, x1)", "rtree"],
+    [
+      "a virtual table of another module",
+      "CREATE VIRTUAL TABLE r USING rtree(id, x0, x1)",
+      "rtree",
+    ],
     [
       "a table hiding its rowid behind columns named rowid, oid and _rowid_",
       "CREATE TABLE h (rowid, oid, _rowid_)",

@@ -286,7 +286,11 @@ describe("tunablesFromStored", () => {
 describe("tunables that contradict each other", () => {
   it.each([
     [{ idempotency_retention_ms: 1000 }, "commit_timeout_ms", "idempotency_retention_ms"],
-    [{ idempotency_retention_ms: 10_000, commit_timeout_ms: 20_000 }, "commit_timeout_ms", "idempotency_retention_ms"],
+    [
+      { idempotency_retention_ms: 10_000, commit_timeout_ms: 20_000 },
+      "commit_timeout_ms",
+      "idempotency_retention_ms",
+    ],
     [{ heartbeat_ms: 500 }, "heartbeat_ms", "coherency_lease_ms"],
     [{ coherency_lease_ms: 100 }, "heartbeat_ms", "coherency_lease_ms"],
     [{ commit_timeout_ms: 1000 }, "rep_timeout_ms", "commit_timeout_ms"],

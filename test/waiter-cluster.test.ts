@@ -140,6 +140,29 @@ describe("4 replicas, waiter cap", () => {
     expect(s.outstanding).toBe(0);
   });
 
+  it("a response past waiter_max_held_bytes waits inline, and a replay past it is turned away, not held", async () => {
+    const c = await setup("held-bytes", { waiter_max_held_bytes: 1_048_576 });
+    const before = await waiter(c);
+    // Replicas sleep 1.5 s per message: the commit below waits that long for its acks.
+    expect((await patchTunables(c, { debug_apply_delay_ms: 1500 })).status).toBe(200);
+    // RETURNING a 1.2 MB value makes a response the waiter may not hold.
+    const big = "INSERT INTO t (v) SELECT hex(zeroblob(600000)) RETURNING v";
+    const first = exec(c, [{ sql: big }], "held-big");
+    await new Promise((r) => setTimeout(r, 300));
+    const replay = await exec(c, [{ sql: big }], "held-big");
+    expect(replay.status, JSON.stringify(replay.body).slice(0, 200)).toBe(503);
+    expect((replay.body.error as { code: string }).code).toBe("UNAVAILABLE");
+    expect((await first).status).toBe(200);
+    expect((await patchTunables(c, { debug_apply_delay_ms: 0 })).status).toBe(200);
+    const after = await waiter(c);
+    expect(after.inlineWaits.queueFull).toBe(before.inlineWaits.queueFull + 1);
+    expect(after.handedOff).toBe(before.handedOff);
+    // Once it is acknowledged, the same replay is answered at once from its saved result.
+    const later = await exec(c, [{ sql: big }], "held-big");
+    expect(later.status).toBe(200);
+    expect(later.body.replayed).toBe(true);
+  }, 30_000);
+
   it("DDL waits inline as not plain", async () => {
     const c = await setup("ddl", {});
     const before = await waiter(c);
