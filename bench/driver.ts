@@ -118,8 +118,10 @@ export class BenchDriver extends DurableObject<Env> {
     // client reconnects after a broken connection).
     const stubs = new Map(tables.map((t) => [t, this.master(request.cluster)]));
     const insert = async (table: string, n: number) => {
-      const statements = [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [n] }];
-      const requestHash = await sha256Hex(`rows\n${table}\n${JSON.stringify(statements)}`);
+      const statements = [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [BigInt(n)] }];
+      const requestHash = await sha256Hex(
+        `rows\n${table}\n${JSON.stringify(statements, (_, v) => (typeof v === "bigint" ? String(v) : v))}`,
+      );
       for (let attempt = 1; ; attempt++) {
         const sentAt = Date.now();
         let outcome: string;
@@ -207,9 +209,13 @@ export class BenchDriver extends DurableObject<Env> {
       // shared stub queue behind each other and starve every other caller.
       const master = this.master(request.cluster);
       for (let n = 0; Date.now() < until && !this.stopRequested; n++) {
-        const statements = [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [n] }];
+        const statements = [
+          { sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [BigInt(n)] },
+        ];
         const key = `${table}-${n}`;
-        const requestHash = await sha256Hex(`rows\n${table}\n${JSON.stringify(statements)}`);
+        const requestHash = await sha256Hex(
+          `rows\n${table}\n${JSON.stringify(statements, (_, v) => (typeof v === "bigint" ? String(v) : v))}`,
+        );
         const started = performance.now();
         // Decided when the insert starts: timers can starve under load, flags set by them lag.
         const measuring = Date.now() >= warmupUntil;

@@ -2,14 +2,18 @@
  * Replaying captured changes on a replica: each image becomes the row, keyed
  * exactly as on the master. INSERT OR REPLACE and UPDATE OR REPLACE mirror what
  * REPLACE did on the master (it deletes the conflicting row without a capture,
- * and the replica, holding the same rows, deletes the same one). Values are
- * bound exactly (sql-params.ts explains the casts).
+ * and the replica, holding the same rows, deletes the same one).
+ *
+ * Values stay cells (sql-value.ts) all the way into SQLite, which decodes them
+ * itself: an INTEGER by CAST from its decimal, a REAL by CAST from quote()'s
+ * text (quote() prints a REAL so that SQLite's own parser reads back the same
+ * double, and every REAL cell comes from quote() on the master), TEXT and BLOB
+ * from hex. No value crosses the runtime's JS number conversion on the way.
  */
-import type { Bindable } from "./sql-params";
 import type { Change } from "./row-capture";
 import type { TableInfo } from "./schema-info";
+import type { Bindable } from "./sql-params";
 import { quoteIdent } from "./sql-lexer";
-import { type Exact, decodeRow, isTextBytes, literalSql } from "./sql-value";
 
 export interface ApplyStatement {
   sql: string;
@@ -21,37 +25,51 @@ const MAX_PARAMS = 100;
 /** Rows per multi-row INSERT (its parameters permitting). */
 const MAX_INSERT_ROWS = 200;
 
-/** Places values into one statement, as parameters while they fit, else as literals. */
-class Values {
-  readonly params: Bindable[] = [];
+const SEPARATOR = "\u001f";
 
-  constructor(private readonly literalsOnly: boolean) {}
+/** SQL that decodes the cell bound to `p` (a parameter such as `?3`). */
+export function decodeCellSql(p: string): string {
+  return (
+    `CASE substr(${p}, 1, 1) WHEN 'i' THEN CAST(substr(${p}, 2) AS INTEGER) ` +
+    `WHEN 'r' THEN CAST(substr(${p}, 2) AS REAL) WHEN 's' THEN substr(${p}, 2) ` +
+    `WHEN 't' THEN CAST(unhex(substr(${p}, 2)) AS TEXT) WHEN 'b' THEN unhex(substr(${p}, 2)) END`
+  );
+}
 
-  sql(value: Exact): string {
-    if (this.literalsOnly) {
-      // REALs printed with 17 significant digits: SQLite reads them back to the same
-      // double; the effects digest would catch a replica where it did not.
-      return typeof value === "number" ? realLiteral(value) : literalSql(value);
-    }
-    if (value === null) return "NULL";
-    if (typeof value === "bigint") return `CAST(${this.push(value.toString())} AS INTEGER)`;
-    if (typeof value === "number" || typeof value === "string") return this.push(value);
-    if (isTextBytes(value)) return `CAST(${this.push(value.textBytes.slice().buffer)} AS TEXT)`;
-    return this.push(value.slice().buffer);
-  }
-
-  private push(param: Bindable): string {
-    this.params.push(param);
-    return `?${this.params.length}`;
+/** A cell as an SQL literal, for tables too wide for parameters. */
+function cellLiteral(cell: string): string {
+  const body = cell.slice(1);
+  switch (cell.charAt(0)) {
+    case "i":
+      return body === "-9223372036854775808" ? "(-9223372036854775807 - 1)" : `(${body})`;
+    case "r":
+      return body === "-0.0" ? "(-0.0)" : `CAST('${body}' AS REAL)`;
+    case "s":
+      return `'${body.replaceAll("'", "''")}'`;
+    case "t":
+      return `CAST(X'${body}' AS TEXT)`;
+    case "b":
+      return `X'${body}'`;
+    default:
+      return "NULL";
   }
 }
 
-function realLiteral(value: number): string {
-  if (Object.is(value, -0)) return "(-0.0)";
-  if (value === Number.POSITIVE_INFINITY) return "9e999";
-  if (value === Number.NEGATIVE_INFINITY) return "(-9e999)";
-  const text = value.toPrecision(17);
-  return value < 0 ? `(${text})` : text;
+/** Places cells into one statement: as parameters decoded in SQL while they fit, else as literals. */
+class Cells {
+  readonly params: string[] = [];
+
+  constructor(private readonly literals: boolean) {}
+
+  sql(cell: string): string {
+    if (this.literals) return cellLiteral(cell);
+    this.params.push(cell);
+    return decodeCellSql(`?${this.params.length}`);
+  }
+}
+
+function cells(row: string | undefined): string[] {
+  return row === undefined || row === "" ? [] : row.split(SEPARATOR);
 }
 
 function keyColumns(table: TableInfo): string[] {
@@ -64,15 +82,11 @@ function imageColumns(table: TableInfo): string[] {
   return table.key.kind === "rowid" ? [table.key.expr, ...data] : data;
 }
 
-function where(table: TableInfo, key: string, values: Values): string {
-  const cells = decodeRow(key);
+function where(table: TableInfo, key: string, values: Cells): string {
+  const keyCells = cells(key);
   return keyColumns(table)
-    .map((column, i) => `${column} = ${values.sql(cells[i] ?? null)}`)
+    .map((column, i) => `${column} = ${values.sql(keyCells[i] ?? "n")}`)
     .join(" AND ");
-}
-
-function paramsNeeded(columns: number): boolean {
-  return columns + 8 > MAX_PARAMS;
 }
 
 /** Statements that replay `changes`, all of one table, in order. */
@@ -80,28 +94,28 @@ export function applyChanges(table: TableInfo, changes: readonly Change[]): Appl
   const out: ApplyStatement[] = [];
   const target = quoteIdent(table.name);
   const columns = imageColumns(table);
-  const literalsOnly = paramsNeeded(columns.length);
+  const literals = columns.length + 8 > MAX_PARAMS;
   let inserts: string[] = [];
-  let insertValues = new Values(literalsOnly);
+  let insertCells = new Cells(literals);
   const flushInserts = () => {
     if (inserts.length === 0) return;
     out.push({
       sql: `INSERT OR REPLACE INTO ${target} (${columns.join(", ")}) VALUES ${inserts.join(", ")}`,
-      params: insertValues.params,
+      params: insertCells.params,
     });
     inserts = [];
-    insertValues = new Values(literalsOnly);
+    insertCells = new Cells(literals);
   };
   for (const change of changes) {
     if (change.op === "I") {
-      const row = decodeRow(change.img ?? "");
-      if (!literalsOnly && insertValues.params.length + columns.length > MAX_PARAMS) flushInserts();
-      inserts.push(`(${row.map((v) => insertValues.sql(v)).join(", ")})`);
+      if (!literals && insertCells.params.length + columns.length > MAX_PARAMS) flushInserts();
+      const row = cells(change.img);
+      inserts.push(`(${columns.map((_, i) => insertCells.sql(row[i] ?? "n")).join(", ")})`);
       if (inserts.length >= MAX_INSERT_ROWS) flushInserts();
       continue;
     }
     flushInserts();
-    const values = new Values(literalsOnly);
+    const values = new Cells(literals);
     if (change.op === "D") {
       out.push({
         sql: `DELETE FROM ${target} WHERE ${where(table, change.ok ?? "", values)}`,
@@ -109,10 +123,10 @@ export function applyChanges(table: TableInfo, changes: readonly Change[]): Appl
       });
       continue;
     }
-    const row = decodeRow(change.img ?? "");
+    const row = cells(change.img);
     // Every column is set, the key too: foreign-key ON UPDATE actions fire only
     // when a key's value changes (SQLite adds WHEN NOT (old.k IS new.k)).
-    const sets = columns.map((column, i) => `${column} = ${values.sql(row[i] ?? null)}`);
+    const sets = columns.map((column, i) => `${column} = ${values.sql(row[i] ?? "n")}`);
     out.push({
       sql: `UPDATE OR REPLACE ${target} SET ${sets.join(", ")} WHERE ${where(table, change.ok ?? "", values)}`,
       params: values.params,

@@ -101,12 +101,7 @@ export function effectsHash(changes: readonly Change[]): string {
       final.set(at(change.t, change.ok), null);
     if (change.nk !== undefined) final.set(at(change.t, change.nk), change.img ?? null);
   }
-  const hash = createHash("sha256");
-  for (const key of [...final.keys()].sort()) {
-    hash.update(key);
-    hash.update("\u001d");
-    hash.update(final.get(key) ?? "\u0000gone");
-    hash.update("\u001c");
-  }
-  return hash.digest("hex").slice(0, 32);
+  const keys = [...final.keys()].sort();
+  const text = keys.map((key) => `${key}\u001d${final.get(key) ?? "\u0000gone"}`).join("\u001c");
+  return createHash("sha256").update(text).digest("hex").slice(0, 32);
 }

@@ -16,12 +16,16 @@ function identity(object: SchemaObject): string {
 }
 
 /**
- * The platform creates its own `_cf_` tables when it needs them (`_cf_KV`,
- * `_cf_METADATA`), and user SQL cannot create one (workerd refuses): their
- * appearance is not the statement's doing.
+ * The platform creates its own tables when it needs them (`_cf_KV`,
+ * `_cf_METADATA`, and locally Miniflare's `__miniflare_do_name`), which user
+ * SQL cannot name (workerd refuses `_cf_`; DDL naming a reserved prefix is
+ * refused): their appearance is not the statement's doing.
  */
+const PLATFORM_PREFIXES = ["_cf_", "__cf_", "__miniflare_"];
+
 function isPlatform(object: SchemaObject): boolean {
-  return object.name.toLowerCase().startsWith("_cf_") && object.tblName === object.name;
+  const name = object.name.toLowerCase();
+  return PLATFORM_PREFIXES.some((p) => name.startsWith(p)) && object.tblName === object.name;
 }
 
 function isInternal(object: SchemaObject): boolean {

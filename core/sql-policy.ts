@@ -81,6 +81,16 @@ export function classifyWrite(facts: ProgramFacts): WriteKind {
   return facts.writes ? "rows" : "read";
 }
 
+/** Whether replicas running this statement themselves would compute what the master did. */
+export function isReplayable(facts: ProgramFacts): boolean {
+  try {
+    checkReplayable(facts);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** For a statement replicas will run themselves (`sql`): it must compute the same everywhere. */
 export function checkReplayable(facts: ProgramFacts): void {
   const calls = nonDeterministicCalls(facts);

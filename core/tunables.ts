@@ -167,6 +167,14 @@ const SPECS = {
     description:
       "Most bytes of log records in one batch to a replica (a larger record goes alone).",
   },
+  replicate_statement_min_rows: {
+    type: "int",
+    default: 1000,
+    min: 0,
+    max: 100_000_000,
+    description:
+      "A write that changes at least this many rows and calls only deterministic functions ships as its statement, which replicas run and must reproduce exactly (effects digest), instead of as its rows; 0 ships every write as rows.",
+  },
   log_tail_bytes: {
     type: "int",
     default: 16_777_216,

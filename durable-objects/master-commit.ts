@@ -27,6 +27,8 @@ export interface CommitInput {
   format: ResultFormat;
   key: string | undefined;
   requestHash: string;
+  /** replicate_statement_min_rows (write.ts runWrite). */
+  statementMinRows: number;
 }
 
 export interface Committed {
@@ -51,7 +53,7 @@ export function commitLocal(
       const results: StatementResult[] = [];
       let wroteSequence = false;
       for (const statement of input.statements) {
-        const outcome = runWrite(node, statement, budget, input.format);
+        const outcome = runWrite(node, statement, budget, input.format, input.statementMinRows);
         if (outcome.entry !== null) entries.push(outcome.entry);
         results.push(outcome.result);
         wroteSequence ||= outcome.wroteSequence;

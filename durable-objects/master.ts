@@ -572,6 +572,7 @@ export class MasterDO extends DurableObject<Env> {
         format: request.format ?? "objects",
         key,
         requestHash: hash,
+        statementMinRows: this.tunables.replicate_statement_min_rows,
       },
     );
     this.lsn = lsn;

@@ -23,7 +23,7 @@ import {
 } from "../core/protocol";
 import { migrate } from "../migrations";
 import type { MasterDO } from "./master";
-import { DivergedError, applyRecord } from "./sqlite/apply";
+import { BatchApplier, DivergedError, ensureReplicaFlag } from "./sqlite/apply";
 import { syncCaptureTriggers } from "./sqlite/capture";
 import { nodeChecksums } from "./sqlite/checksums";
 import { runQuery } from "./sqlite/query";
@@ -72,7 +72,10 @@ export class ReplicaDO extends DurableObject<Env> {
     this.node = { sql: ctx.storage.sql, schema: new Schema(ctx.storage.sql) };
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage);
-      ctx.storage.transactionSync(() => syncCaptureTriggers(this.node.sql, this.node.schema));
+      ctx.storage.transactionSync(() => {
+        syncCaptureTriggers(this.node.sql, this.node.schema);
+        ensureReplicaFlag(this.node.sql);
+      });
       const kv = ctx.storage.kv;
       this.appliedLsn = Number(kv.get<string>("m:applied_lsn") ?? 0);
       this.identity = kv.get<string>("m:identity") ?? "";
@@ -201,22 +204,49 @@ export class ReplicaDO extends DurableObject<Env> {
 
   /**
    * Applies records in LSN order, all in one transaction. A record whose
-   * effects differ from the master's ends the batch at the record before it
-   * (its own changes roll back with a savepoint) and marks the replica diverged.
+   * effects differ from the master's rolls the whole batch back and marks the
+   * replica diverged (it applies nothing more until rebuilt from a snapshot).
    */
   private applyBatch(records: readonly LogRecord[]): {
     gap: boolean;
     skipped: number;
     applied: number;
   } {
+    try {
+      return this.applyInTransaction(records, false);
+    } catch (error) {
+      this.node.schema.invalidate();
+      if (isForeignKeyError(error)) {
+        // The master's rows satisfied every foreign key when it committed; applied
+        // one by one, in its capture order, they may not at each step between. Only
+        // then are the checks deferred to the commit: the pragma expires every
+        // prepared statement, which must not happen on every batch.
+        try {
+          return this.applyInTransaction(records, true);
+        } catch (retried) {
+          this.node.schema.invalidate();
+          error = retried;
+        }
+      }
+      if (!(error instanceof DivergedError)) throw error;
+      this.diverged = { lsn: error.lsn, detail: error.detail };
+      this.ctx.storage.kv.put("m:diverged", this.diverged);
+      console.warn(`${this.identity}: ${error.message}`);
+      return { gap: false, skipped: 0, applied: 0 };
+    }
+  }
+
+  private applyInTransaction(
+    records: readonly LogRecord[],
+    deferForeignKeys: boolean,
+  ): { gap: boolean; skipped: number; applied: number } {
     let skipped = 0;
     let applied = 0;
     let gap = false;
     const storage = this.ctx.storage;
     storage.transactionSync(() => {
-      // The master's rows satisfied every foreign key when it committed; applied
-      // one by one, in its capture order, they may not at each step in between.
-      if (records.length > 0) this.node.sql.exec("PRAGMA defer_foreign_keys = ON");
+      if (deferForeignKeys) this.node.sql.exec("PRAGMA defer_foreign_keys = ON").toArray();
+      const applier = new BatchApplier(this.node);
       for (const record of records) {
         if (record.lsn <= this.appliedLsn + applied) {
           skipped++;
@@ -226,16 +256,7 @@ export class ReplicaDO extends DurableObject<Env> {
           gap = true;
           break;
         }
-        try {
-          storage.transactionSync(() => applyRecord(this.node, record));
-        } catch (error) {
-          this.node.schema.invalidate();
-          if (!(error instanceof DivergedError)) throw error;
-          this.diverged = { lsn: error.lsn, detail: error.detail };
-          storage.kv.put("m:diverged", this.diverged);
-          console.warn(`${this.identity}: ${error.message}`);
-          break;
-        }
+        applier.apply(record);
         applied++;
         if (this.crashMidBatch && applied * 2 >= records.length) {
           this.ctx.abort(
@@ -243,6 +264,7 @@ export class ReplicaDO extends DurableObject<Env> {
           );
         }
       }
+      applier.finish();
       if (applied > 0) storage.kv.put("m:applied_lsn", String(this.appliedLsn + applied));
     });
     this.appliedLsn += applied;
@@ -363,7 +385,7 @@ export class ReplicaDO extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       this.node.sql.exec(sql).toArray();
       // Keep the capture buffer empty, as a real change behind the log's back would.
-      this.node.sql.exec("DELETE FROM _repl_changes");
+      this.node.sql.exec("DELETE FROM _repl_changes").toArray();
     });
   }
 
@@ -380,6 +402,10 @@ export class ReplicaDO extends DurableObject<Env> {
     this.ctx.storage.kv.put(`m:${key}`, value);
     if (key === "identity") this.identity = value;
   }
+}
+
+function isForeignKeyError(error: unknown): boolean {
+  return error instanceof Error && /FOREIGN KEY constraint failed/.test(error.message);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -42,7 +42,8 @@ export function bundledConfig(config: string, bundle: string): string {
   return lines.join("\n");
 }
 
-export async function startBenchServer(): Promise<DevServer> {
+/** `root`: the checkout to build (another build of the project, for side-by-side runs). */
+export async function startBenchServer(root = "."): Promise<DevServer> {
   const dir = mkdtempSync(join(tmpdir(), "dosql-bench-"));
   try {
     execFileSync(
@@ -56,12 +57,14 @@ export async function startBenchServer(): Promise<DevServer> {
         "--outdir",
         join(dir, "bundle"),
       ],
-      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } },
+      { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } },
     );
     const config = join(dir, "wrangler.toml");
-    writeFileSync(config, bundledConfig(readFileSync(BENCH_CONFIG, "utf8"), "bundle/worker.js"));
+    const source = readFileSync(join(root, BENCH_CONFIG), "utf8");
+    writeFileSync(config, bundledConfig(source, "bundle/worker.js"));
     // The development tokens are read from beside the configuration.
-    if (existsSync(".dev.vars")) copyFileSync(".dev.vars", join(dir, ".dev.vars"));
+    const vars = join(root, ".dev.vars");
+    if (existsSync(vars)) copyFileSync(vars, join(dir, ".dev.vars"));
     const server = await startDevServer(config, BENCH_DEV_ENV);
     return {
       ...server,

@@ -12,6 +12,7 @@ import { tokenize } from "../../core/sql-lexer";
 import { SqlBuilder, cellSql, decodeCell } from "../../core/sql-value";
 import { APPLYING_TABLE } from "../../core/trigger-guard";
 import { dropCaptureTriggers, syncCaptureTriggers, takeChanges } from "./capture";
+import { run } from "./run";
 import type { SqlNode } from "./write";
 
 /** The replica's changes differ from the master's: it stops applying and is rebuilt. */
@@ -36,7 +37,7 @@ function applyRows(node: SqlNode, changes: readonly Change[], lsn: number, index
       throw new DivergedError(lsn, index, `no table ${table} for its changes`);
     }
     for (const statement of applyChanges(info, changes.slice(start, end))) {
-      node.sql.exec(statement.sql, ...statement.params);
+      run(node.sql, statement.sql, ...statement.params);
     }
     start = end;
   }
@@ -47,44 +48,69 @@ function isAlter(sql: string): boolean {
   return first?.type === "word" && first.value.toUpperCase() === "ALTER";
 }
 
-function applyEntry(node: SqlNode, entry: LogEntry, lsn: number, index: number): void {
-  const sql = node.sql;
-  if (entry.kind === "sql") {
-    // A write to a virtual table: run as the master ran it, triggers and all.
-    sql.exec(entry.sql, ...entry.params.map(decodeBindable)).toArray();
-  } else {
-    // The master's rows hold every trigger's effects: triggers stay off here.
-    sql.exec(`INSERT INTO ${APPLYING_TABLE} (x) VALUES (1)`);
-    if (entry.kind === "ddl") {
-      if (isAlter(entry.sql)) dropCaptureTriggers(sql, node.schema);
-      sql.exec(entry.sql).toArray();
-      node.schema.invalidate();
-      syncCaptureTriggers(sql, node.schema);
-    }
-    applyRows(node, entry.changes, lsn, index);
-    sql.exec(`DELETE FROM ${APPLYING_TABLE}`);
-  }
-  const mine = effectsHash(takeChanges(sql));
-  if (mine !== entry.effects) {
-    throw new DivergedError(lsn, index, `effects ${mine}, the master's ${entry.effects}`);
-  }
-}
+/**
+ * Applies log records on a replica within the caller's transaction. A
+ * replica keeps the trigger guard's flag set at all times (ensureReplicaFlag):
+ * its user triggers never fire, since the master's rows hold their effects.
+ * The flag is lifted only around `sql` entries, which replicas run as the
+ * master ran them, triggers and all, and set again before the commit.
+ */
+export class BatchApplier {
+  private flagged = true;
 
-/** Applies one record's entries and AUTOINCREMENT counters; throws DivergedError. */
-export function applyRecord(node: SqlNode, record: LogRecord): void {
-  record.entries.forEach((entry, i) => {
-    applyEntry(node, entry, record.lsn, i);
-  });
-  if (record.sequence !== undefined) restoreSequence(node.sql, record.sequence);
+  constructor(private readonly node: SqlNode) {}
+
+  private flag(on: boolean): void {
+    if (on === this.flagged) return;
+    run(
+      this.node.sql,
+      on ? `INSERT INTO ${APPLYING_TABLE} (x) VALUES (1)` : `DELETE FROM ${APPLYING_TABLE}`,
+    );
+    this.flagged = on;
+  }
+
+  /** Applies one record's entries and AUTOINCREMENT counters; throws DivergedError. */
+  apply(record: LogRecord): void {
+    record.entries.forEach((entry, i) => {
+      this.applyEntry(entry, record.lsn, i);
+    });
+    if (record.sequence !== undefined) restoreSequence(this.node.sql, record.sequence);
+  }
+
+  private applyEntry(entry: LogEntry, lsn: number, index: number): void {
+    const { sql, schema } = this.node;
+    if (entry.kind === "sql") {
+      this.flag(false);
+      sql.exec(entry.sql, ...entry.params.map(decodeBindable)).toArray();
+    } else {
+      this.flag(true);
+      if (entry.kind === "ddl") {
+        if (isAlter(entry.sql)) dropCaptureTriggers(sql, schema);
+        sql.exec(entry.sql).toArray();
+        schema.invalidate();
+        syncCaptureTriggers(sql, schema);
+      }
+      applyRows(this.node, entry.changes, lsn, index);
+    }
+    const mine = effectsHash(takeChanges(sql));
+    if (mine !== entry.effects) {
+      throw new DivergedError(lsn, index, `effects ${mine}, the master's ${entry.effects}`);
+    }
+  }
+
+  /** Sets the flag again if an entry lifted it. */
+  finish(): void {
+    this.flag(true);
+  }
 }
 
 /** sqlite_sequence as the master had it (AUTOINCREMENT counters), values exact. */
 export function restoreSequence(sql: SqlStorage, rows: NonNullable<LogRecord["sequence"]>): void {
-  sql.exec("DELETE FROM sqlite_sequence");
+  run(sql, "DELETE FROM sqlite_sequence");
   for (const { name, seq } of rows) {
     const value = new SqlBuilder();
     const text = value.value(decodeCell(seq));
-    sql.exec(`INSERT INTO sqlite_sequence (name, seq) VALUES (?, ${text})`, name, ...value.params);
+    run(sql, `INSERT INTO sqlite_sequence (name, seq) VALUES (?, ${text})`, name, ...value.params);
   }
 }
 
@@ -96,4 +122,12 @@ export function readSequence(node: SqlNode): NonNullable<LogRecord["sequence"]> 
       `SELECT name, ${cellSql("seq")} AS seq FROM sqlite_sequence`,
     )
     .toArray();
+}
+
+/** A replica's standing state: the trigger guard's flag set, so user triggers stay off. */
+export function ensureReplicaFlag(sql: SqlStorage): void {
+  run(
+    sql,
+    `INSERT INTO ${APPLYING_TABLE} (x) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM ${APPLYING_TABLE})`,
+  );
 }

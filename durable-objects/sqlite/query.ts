@@ -33,7 +33,7 @@ export function runQuery(
     }
     const bound = bindBody(statement, params);
     const inner = statement.syntax === "explain" ? bindBody(explained(statement), params) : bound;
-    const facts = compile(node.sql, inner);
+    const facts = compile(node, inner);
     checkTouched(facts, node.schema);
     checkQuery(facts);
     const budget = new ResultBudget();

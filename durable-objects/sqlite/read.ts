@@ -69,11 +69,18 @@ export class ResultBudget {
 
 function columnNames(sql: SqlStorage, bound: BoundBody): string[] {
   const probe = `WITH ${guardCte(bound.guard)} SELECT * FROM (${bound.body}) LIMIT 0`;
-  const names = sql.exec(probe, ...bound.params, null).columnNames;
+  const cursor = sql.exec(probe, ...bound.params, null);
+  const names = cursor.columnNames;
+  cursor.toArray(); // finished, so workerd can reuse the compiled probe
   if (!names.some((name) => name.includes(":"))) return names;
   // Renamed by SQLite (or a name with a colon of its own): the statement's own names.
   const own = guardedStatement(bound);
-  return sql.exec(own.sql, ...own.params).columnNames;
+  const ownCursor = sql.exec(own.sql, ...own.params);
+  const ownNames = ownCursor.columnNames;
+  for (const _ of ownCursor.raw()) {
+    // read through to finish the statement (a fallback: names collided)
+  }
+  return ownNames;
 }
 
 /** The rows of a SELECT, VALUES or WITH statement, every value exact. */

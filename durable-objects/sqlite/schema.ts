@@ -12,23 +12,48 @@ import {
   tableInfo,
 } from "../../core/schema-info";
 import type { RootLookup } from "../../core/sql-policy";
+import type { ProgramFacts } from "../../core/sql-program";
 import { quoteIdent } from "../../core/sql-lexer";
 
 interface Loaded {
+  sequenceRoot: number | undefined;
   objects: SchemaObject[];
   byRoot: Map<number, SchemaObject>;
   tables: Map<string, TableInfo>;
   shadows: Set<string>;
 }
 
+/** Statements whose program facts are kept; past it the oldest go. */
+const FACTS_KEPT = 512;
+
 export class Schema implements RootLookup {
   private loaded: Loaded | null = null;
+  /** What SQLite compiled each statement text to, on this schema (write.ts compile). */
+  private readonly compiled = new Map<string, ProgramFacts>();
 
   constructor(private readonly sql: SqlStorage) {}
 
   /** The schema changed (or may have): load it again when next asked. */
   invalidate(): void {
     this.loaded = null;
+    this.compiled.clear();
+  }
+
+  facts(sql: string): ProgramFacts | undefined {
+    return this.compiled.get(sql);
+  }
+
+  rememberFacts(sql: string, facts: ProgramFacts): void {
+    if (this.compiled.size >= FACTS_KEPT) {
+      const oldest = this.compiled.keys().next();
+      if (!oldest.done) this.compiled.delete(oldest.value);
+    }
+    this.compiled.set(sql, facts);
+  }
+
+  /** The root page of sqlite_sequence, once an AUTOINCREMENT table made it. */
+  sequenceRoot(): number | undefined {
+    return this.load().sequenceRoot;
   }
 
   private load(): Loaded {
@@ -65,7 +90,8 @@ export class Schema implements RootLookup {
         .map((c) => ({ name: c.name, hidden: Number(c.hidden), pk: Number(c.pk) }));
       tables.set(list.name, tableInfo(list, columns, this.rowidAlias(list, columns)));
     }
-    this.loaded = { objects, byRoot, tables, shadows };
+    const sequenceRoot = objects.find((o) => o.name === "sqlite_sequence")?.rootpage;
+    this.loaded = { sequenceRoot, objects, byRoot, tables, shadows };
     return this.loaded;
   }
 

@@ -7,16 +7,17 @@
  * applied from their exact images (foreign keys are checked at its commit, so
  * no order between tables matters), external-content fts5 tables rebuilt from
  * their content, then indexes, views, triggers, capture triggers and
- * sqlite_sequence. Nothing fires on the way: the trigger guard's flag is set.
+ * sqlite_sequence. Nothing fires on the way: a replica's trigger guard flag is
+ * always set.
  */
 import type { SnapshotMessage, SnapshotReply } from "../../core/protocol";
 import { isUserName } from "../../core/reserved-names";
 import type { Change } from "../../core/row-capture";
 import { applyChanges } from "../../core/row-apply";
 import { quoteIdent } from "../../core/sql-lexer";
-import { APPLYING_TABLE } from "../../core/trigger-guard";
-import { restoreSequence } from "./apply";
+import { ensureReplicaFlag, restoreSequence } from "./apply";
 import { syncCaptureTriggers } from "./capture";
+import { run } from "./run";
 import type { SqlNode } from "./write";
 
 const STAGE_PREFIX = "_repl_stage_";
@@ -89,7 +90,8 @@ export function snapshotStep(
         const rows = message.rows.slice(i, i + ROWS_PER_INSERT);
         const values = rows.map(() => "(?, ?)").join(", ");
         const params = rows.flatMap((r) => [r.pos, r.img]);
-        sql.exec(
+        run(
+          sql,
           `INSERT OR REPLACE INTO ${stage(message.table)} (pos, img) VALUES ${values}`,
           ...params,
         );
@@ -105,7 +107,7 @@ function install(node: SqlNode, message: Extract<SnapshotMessage, { phase: "end"
   const sql = node.sql;
   // Rows arrive table by table: foreign keys are checked once, at the commit.
   sql.exec("PRAGMA defer_foreign_keys = ON");
-  sql.exec(`INSERT INTO ${APPLYING_TABLE} (x) VALUES (1)`);
+  ensureReplicaFlag(sql);
   dropUserObjects(node);
   for (const object of message.objects) if (object.type === "table") sql.exec(object.sql);
   node.schema.invalidate();
@@ -123,8 +125,9 @@ function install(node: SqlNode, message: Extract<SnapshotMessage, { phase: "end"
         .toArray();
       if (rows.length === 0) break;
       const changes: Change[] = rows.map((r) => ({ t: table.name, op: "I", img: r.img }));
-      for (const statement of applyChanges(info, changes))
-        sql.exec(statement.sql, ...statement.params);
+      for (const statement of applyChanges(info, changes)) {
+        run(sql, statement.sql, ...statement.params);
+      }
       after = rows[rows.length - 1]?.pos ?? after;
     }
   });
@@ -139,6 +142,5 @@ function install(node: SqlNode, message: Extract<SnapshotMessage, { phase: "end"
   syncCaptureTriggers(sql, node.schema);
   if (message.sequence.length > 0) restoreSequence(sql, message.sequence);
   dropStages(sql);
-  sql.exec(`DELETE FROM ${APPLYING_TABLE}`);
   node.schema.invalidate();
 }

@@ -12,7 +12,7 @@ import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-
 import { isCapturedTable } from "../../core/schema-info";
 import { quoteIdent } from "../../core/sql-lexer";
 import { type BoundBody, bindBody, encodeBindable, guardedStatement } from "../../core/sql-params";
-import { checkReplayable, checkTouched, classifyWrite } from "../../core/sql-policy";
+import { checkReplayable, checkTouched, classifyWrite, isReplayable } from "../../core/sql-policy";
 import { type ProgramFacts, analyzeProgram } from "../../core/sql-program";
 import {
   type SingleStatement,
@@ -23,7 +23,7 @@ import {
 } from "../../core/sql-statement";
 import { rowSql } from "../../core/sql-value";
 import { guardTrigger } from "../../core/trigger-guard";
-import { dropCaptureTriggers, syncCaptureTriggers, takeChanges } from "./capture";
+import { dropCaptureTriggers, syncCaptureTriggers, takeChanges, takeWithCounts } from "./capture";
 import { type ExactRows, type ResultBudget, asObjects, readExact, readRuntime } from "./read";
 import type { Schema } from "./schema";
 
@@ -39,10 +39,20 @@ export interface WriteOutcome {
   wroteSequence: boolean;
 }
 
-/** SQLite's view of a bound statement: EXPLAIN, with the same bindings. */
-export function compile(sql: SqlStorage, bound: BoundBody): ProgramFacts {
+/**
+ * SQLite's view of a bound statement: EXPLAIN, with the same bindings. The
+ * same text on the same schema compiles to the same program, so the facts are
+ * kept per text until the schema changes (Schema.invalidate clears them).
+ */
+export function compile(node: SqlNode, bound: BoundBody): ProgramFacts {
   const statement = guardedStatement(bound);
-  return analyzeProgram([...sql.exec(`EXPLAIN ${statement.sql}`, ...statement.params).raw()]);
+  const known = node.schema.facts(statement.sql);
+  if (known !== undefined) return known;
+  const facts = analyzeProgram([
+    ...node.sql.exec(`EXPLAIN ${statement.sql}`, ...statement.params).raw(),
+  ]);
+  node.schema.rememberFacts(statement.sql, facts);
+  return facts;
 }
 
 /** Prepares a client statement: one statement, triggers guarded, parameters bound. */
@@ -76,19 +86,11 @@ function checkNamesInDdl(statement: SingleStatement): void {
 }
 
 function result(
-  node: SqlNode,
+  base: Pick<StatementResult, "rowsWritten" | "lastRowId">,
   rows: ExactRows | null,
   format: ResultFormat,
-  insert: boolean,
 ): StatementResult {
-  const counts = node.sql
-    .exec<{ c: number; r: string }>("SELECT changes() AS c, CAST(last_insert_rowid() AS TEXT) AS r")
-    .one();
-  const rowsWritten = Number(counts.c);
-  const out: StatementResult = {
-    rowsWritten,
-    lastRowId: insert && rowsWritten > 0 ? toApiValue(BigInt(counts.r)) : null,
-  };
+  const out: StatementResult = { ...base };
   if (rows !== null && rows.rows.length > 0) {
     if (format === "arrays") {
       out.columns = rows.columns;
@@ -104,18 +106,20 @@ export function runWrite(
   statement: Statement,
   budget: ResultBudget,
   format: ResultFormat,
+  /** A replayable write changing at least this many rows ships as its statement; 0: never. */
+  statementMinRows = 0,
 ): WriteOutcome {
   const bound = prepare(statement.sql, statement.params);
   const explains = bound.statement.syntax === "explain";
   const facts = compile(
-    node.sql,
+    node,
     explains ? bindBody(explained(bound.statement), statement.params) : bound,
   );
   checkTouched(facts, node.schema);
   const kind = explains ? "read" : classifyWrite(facts);
   const first = upper(bound.statement.tokens[0]);
   const insert = first === "INSERT" || first === "REPLACE";
-  const sequenceRoot = node.schema.objects().find((o) => o.name === "sqlite_sequence")?.rootpage;
+  const sequenceRoot = node.schema.sequenceRoot();
   const wroteSequence =
     sequenceRoot !== undefined &&
     (facts.rootsWritten.has(sequenceRoot) || facts.subRootsWritten.has(sequenceRoot));
@@ -124,16 +128,29 @@ export function runWrite(
       bound.statement.syntax === "query"
         ? readExact(node.sql, bound, budget)
         : runGuarded(node, bound, budget);
-    const out = result(node, rows, format, false);
-    return { entry: null, result: { ...out, rowsWritten: 0 }, wroteSequence: false };
+    const out = result({ rowsWritten: 0, lastRowId: null }, rows, format);
+    return { entry: null, result: out, wroteSequence: false };
   }
   if (kind === "ddl") return { ...runDdl(node, bound), wroteSequence };
   if (kind === "sql") checkReplayable(facts);
   const rows = runGuarded(node, bound, budget);
-  const out = result(node, rows, format, insert);
-  const changes = takeChanges(node.sql);
+  const taken = takeWithCounts(node.sql);
+  const changes = taken.changes;
+  const rowsWritten = taken.counts.changes;
+  const lastRowId = insert && rowsWritten > 0 ? toApiValue(BigInt(taken.counts.lastRowId)) : null;
+  const out = result({ rowsWritten, lastRowId }, rows, format);
   const effects = effectsHash(changes);
-  if (kind === "sql") {
+  // A large write that every replica computes alike ships as its statement:
+  // one statement to run instead of every row to apply, checked all the same by
+  // the effects digest. Replicas run it with triggers on, so its program, triggers
+  // included, must call only deterministic functions and read no virtual table.
+  const asStatement =
+    kind === "sql" ||
+    (statementMinRows > 0 &&
+      changes.length >= statementMinRows &&
+      !facts.readsVirtualTable &&
+      isReplayable(facts));
+  if (asStatement) {
     const run = guardedStatement(bound);
     const params = run.params.map(encodeBindable);
     return { entry: { kind: "sql", sql: run.sql, params, effects }, result: out, wroteSequence };
