@@ -212,28 +212,30 @@ export class ReplicaDO extends DurableObject<Env> {
     skipped: number;
     applied: number;
   } {
+    let failure: unknown;
     try {
       return this.applyInTransaction(records, false);
     } catch (error) {
+      failure = error;
       this.node.schema.invalidate();
-      if (isForeignKeyError(error)) {
-        // The master's rows satisfied every foreign key when it committed; applied
-        // one by one, in its capture order, they may not at each step between. Only
-        // then are the checks deferred to the commit: the pragma expires every
-        // prepared statement, which must not happen on every batch.
-        try {
-          return this.applyInTransaction(records, true);
-        } catch (retried) {
-          this.node.schema.invalidate();
-          error = retried;
-        }
-      }
-      if (!(error instanceof DivergedError)) throw error;
-      this.diverged = { lsn: error.lsn, detail: error.detail };
-      this.ctx.storage.kv.put("m:diverged", this.diverged);
-      console.warn(`${this.identity}: ${error.message}`);
-      return { gap: false, skipped: 0, applied: 0 };
     }
+    if (isForeignKeyError(failure)) {
+      // The master's rows satisfied every foreign key when it committed; applied
+      // one by one, in its capture order, they may not at each step between. Only
+      // then are the checks deferred to the commit: the pragma expires every
+      // prepared statement, which must not happen on every batch.
+      try {
+        return this.applyInTransaction(records, true);
+      } catch (retried) {
+        failure = retried;
+        this.node.schema.invalidate();
+      }
+    }
+    if (!(failure instanceof DivergedError)) throw failure;
+    this.diverged = { lsn: failure.lsn, detail: failure.detail };
+    this.ctx.storage.kv.put("m:diverged", this.diverged);
+    console.warn(`${this.identity}: ${failure.message}`);
+    return { gap: false, skipped: 0, applied: 0 };
   }
 
   private applyInTransaction(

@@ -8,7 +8,7 @@ import { exec, freshCluster, patchTunables, status } from "./helpers";
 import { sameEverywhere } from "./node-images";
 
 async function logBytes(c: string): Promise<number> {
-  return (await status(c)).body.master.logBytes as unknown as number;
+  return ((await status(c)).body.master as unknown as { logBytes: number }).logBytes;
 }
 
 async function bigTable(prefix: string): Promise<string> {
