@@ -21,13 +21,13 @@ import {
   type PullResponse,
   type QueryRequest,
   type QueryResponse,
-  type ReplicaSettings,
   type StatementResult,
   MASTER_CRASH_REASON,
   encodeBookmark,
   replicaId,
   replicaObjectName,
 } from "../core/protocol";
+import { replicaSettings } from "../core/replica-settings";
 import { Semaphore } from "../core/semaphore";
 import { truncationPoint } from "../core/snapshot-schema";
 import { type GuardedStatement, guardWrite } from "../core/statement-guard";
@@ -43,6 +43,7 @@ import { MASTER_MIGRATIONS, migrate } from "../migrations";
 import type { MessageFaultConfig } from "../core/message-faults";
 import { MessageFaults } from "./fault-link";
 import { MasterMetrics } from "./master-metrics";
+import { MasterReadBarrier } from "./master-read-barrier";
 import { MasterStore } from "./master-store";
 import { Relay, type RelayHost, asAck } from "./relay";
 import type { ReplicaDO } from "./replica";
@@ -88,6 +89,7 @@ export class MasterDO extends DurableObject<Env> {
     inlineWaits: { off: 0, queueFull: 0, notPlain: 0 },
   };
   private readonly waiter: Waiter;
+  private readonly strongReads: MasterReadBarrier;
   /** Test-only relay message faults (debug_fault_injection), and fault counts. */
   private readonly faults = new MessageFaults(
     () => this.tunables.debug_fault_injection,
@@ -122,13 +124,23 @@ export class MasterDO extends DurableObject<Env> {
       endOffsetAt: (lsn) => this.store.endOffsetAt(lsn),
       rejoinThreshold: () => this.coherencyThreshold(),
       leasesAllowed: () => this.tunables.sync_mode === "full" && !this.leasesSuspended,
+      // A restarted master may have answered anything in its log (answeredHighLsn).
+      leaseFloor: () => Math.max(this.strongReads.commitPoint, this.answeredHighLsn),
       joinWaits: (id, acked) => this.waiter.joinWaits(id, acked),
       saveState: (id, state, reason) => this.store.saveReplicaState(id, state, reason),
       marked: (id, reason) => {
         this.metrics.incoherentMarks.inc({ cluster: this.cluster, replica: id, reason });
       },
-      requestPass: () => this.waiter.requestPass(),
+      requestPass: () => {
+        this.waiter.requestPass();
+        this.strongReads.refreshSoon();
+      },
     });
+    this.strongReads = new MasterReadBarrier(
+      this.replicas,
+      () => this.lsn,
+      () => this.tunables,
+    );
     this.waiter = new Waiter(this.replicas.view, {
       now: () => Date.now(),
       durableLsns: () => this.tunables.durable_lsns,
@@ -218,12 +230,11 @@ export class MasterDO extends DurableObject<Env> {
     callsInFlight: () => this.tunables.relay_calls_in_flight,
     batchMaxRecords: () => this.tunables.relay_batch_max_records,
     heartbeatMs: () => this.tunables.heartbeat_ms,
-    settings: (): ReplicaSettings => ({
-      ackDelayMs: this.tunables.debug_ack_delay_ms,
-      applyDelayMs: this.tunables.debug_apply_delay_ms,
-    }),
+    settings: () => replicaSettings(this.tunables),
     readLog: (fromLsn, maxRecords, maxBytes) => this.readLog(fromLsn, maxRecords, maxBytes),
-    grantLease: (id) => this.replicas.grantLease(id),
+    grantLease: (id, throughLsn) => this.replicas.grantLease(id, throughLsn),
+    commitPoint: () => this.strongReads.current(),
+    knownCommitPoint: () => this.strongReads.commitPoint,
     onAck: (id, response, rttMs, carried) => {
       if (carried) this.metrics.ackLatency.observe({ cluster: this.cluster, replica: id }, rttMs);
       this.replicas.onAck(id, rttMs, carried, response.ackDelayedMs);
@@ -633,7 +644,10 @@ export class MasterDO extends DurableObject<Env> {
     try {
       this.ensureCluster(request.cluster);
       const result = runQuery(this.ctx.storage.sql, request.sql, request.params, request.format);
-      return ok({ ...result, servedBy: "master", appliedLsn: this.lsn });
+      // The rows are the state at this LSN; a strong read answers once it is acknowledged.
+      const appliedLsn = this.lsn;
+      if (request.consistency === "strong") await this.strongReads.settle(appliedLsn);
+      return ok({ ...result, servedBy: "master", appliedLsn });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;
@@ -672,6 +686,7 @@ export class MasterDO extends DurableObject<Env> {
         logRows: log.rows,
         logBytes: log.bytes,
         truncatedThrough: this.truncatedThrough,
+        ...this.strongReads.status(),
       },
       replicas,
       faults: { messages: this.faults.current, injected: { ...this.faults.injected } },

@@ -30,8 +30,15 @@ export interface RelayHost {
   heartbeatMs(): number;
   settings(): ReplicaSettings;
   readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[];
-  /** Lease to grant with a message sent now (0 when the replica may not serve strong reads). */
-  grantLease(id: string): number;
+  /**
+   * Lease to grant with a message sent now, which brings the replica through
+   * `throughLsn` if it applies (0 when the replica may not serve strong reads).
+   */
+  grantLease(id: string, throughLsn: number): number;
+  /** The commit point now (core/commit-point.ts), recomputed: sent with every message. */
+  commitPoint(): number;
+  /** The commit point last computed (cheap). */
+  knownCommitPoint(): number;
   onAck(id: string, response: AppendResponse, rttMs: number, carriedRecords: boolean): void;
   onFailure(id: string, error: unknown): void;
   newStub(id: string): DurableObjectStub<ReplicaDO>;
@@ -94,6 +101,10 @@ export class Relay {
   calls = 0;
   /** Deferred acks the replica had to send as calls of its own (no message to ride on). */
   ackCalls = 0;
+  /** Empty messages sent only to tell the replica a new commit point (see tellCommitPoint). */
+  commitPointNotices = 0;
+  /** The commit point the last message carried. */
+  private commitPointSent = 0;
   /** Pull requests this replica made (catch-up batches served by the master). */
   pullBatches = 0;
   /** While the master streams a snapshot to this replica: no records, heartbeats only. */
@@ -155,6 +166,23 @@ export class Relay {
       this.send(records);
     }
     this.collectDueAcks(now);
+    this.tellCommitPoint();
+  }
+
+  /**
+   * A replica answers a strong read only once the commit point it knows of has
+   * reached the LSN the read ran at, and it learns the commit point from the
+   * master's messages. When the point has moved past the one this replica was
+   * last told, the replica has applied more than that, and nothing is on its
+   * way to it, an empty message brings the new point now instead of the next
+   * heartbeat. Under load there is always a call in flight, and the batches
+   * carry it.
+   */
+  private tellCommitPoint(): void {
+    if (this.inFlight > 0 || this.ackedLsn <= this.commitPointSent) return;
+    if (this.host.knownCommitPoint() <= this.commitPointSent) return;
+    this.commitPointNotices++;
+    this.send([]);
   }
 
   /**
@@ -233,19 +261,23 @@ export class Relay {
     this.inFlight++;
     this.calls++;
     this.lastSentAt = sentAt;
+    // Before the lease: the lease floor then covers the commit point this message carries.
+    const commitPoint = this.host.commitPoint();
     const request: AppendRequest = {
       cluster: this.host.cluster,
       replicaId: this.id,
       term: this.host.term(),
       sentAt,
       masterLsn: this.host.masterLsn(),
-      leaseUntil: this.host.grantLease(this.id),
+      leaseUntil: this.host.grantLease(this.id, last?.lsn ?? this.ackedLsn),
+      commitPoint,
       settings: this.host.settings(),
       records,
       pull: this.pulling,
       ackedLsn: this.ackedLsn,
       ...(held ? { holdMs } : {}),
     };
+    this.commitPointSent = request.commitPoint;
     this.host.append(this.id, this.stub, request).then(
       (response) => {
         if (held) this.collecting = false;

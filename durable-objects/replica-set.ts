@@ -4,6 +4,7 @@
  * penalty, incoherent marks by cause, the slow-replica rule, pull mode).
  */
 import type { NodeView } from "../core/ack-book";
+import type { LeaseNode } from "../core/commit-point";
 import type { ReplicaState, ReplicaStatus } from "../core/protocol";
 import { findSlowReplica } from "../core/slow-replica";
 import type { Tunables } from "../core/tunables";
@@ -37,6 +38,11 @@ export interface ReplicaSetHost {
   rejoinThreshold(): number;
   /** Whether leases may be granted now (full sync, no mode change under way). */
   leasesAllowed(): boolean;
+  /**
+   * The LSN a replica must have applied to be granted a lease: the commit point,
+   * and after a master restart the whole log (see core/commit-point.ts).
+   */
+  leaseFloor(): number;
   joinWaits(id: string, ackedLsn: number): void;
   saveState(id: string, state: ReplicaState, reason: string | null): void;
   marked(id: string, reason: string): void;
@@ -124,12 +130,33 @@ export class ReplicaSet {
     leaseUntil: (id) => this.known(id)?.leaseGrantedUntil ?? 0,
   };
 
-  grantLease(id: string): number {
+  /**
+   * The lease for a message that brings replica `id` through `throughLsn` (it
+   * takes the lease only after applying the message, and only if the message
+   * did not start past its position). Only a replica that will then have every
+   * LSN up to the lease floor gets one: a strong read it serves can never miss
+   * what the commit point already let another read return.
+   */
+  grantLease(id: string, throughLsn: number): number {
     const entry = this.entries.get(id);
-    if (entry === undefined || entry.state !== "coherent" || !this.host.leasesAllowed()) return 0;
+    if (entry === undefined || entry.state !== "coherent" || !this.leasesAllowed()) return 0;
+    if (Math.max(entry.relay.ackedLsn, throughLsn) < this.host.leaseFloor()) return 0;
     const until = Date.now() + this.host.tunables().coherency_lease_ms;
     if (until > entry.leaseGrantedUntil) entry.leaseGrantedUntil = until;
     return until;
+  }
+
+  leasesAllowed(): boolean {
+    return this.host.leasesAllowed();
+  }
+
+  /** Every replica the commit point must consider, removed ones whose lease may still run included. */
+  leaseNodes(): LeaseNode[] {
+    return [...this.entries.values(), ...this.departed.values()].map((entry) => ({
+      ackedLsn: entry.relay.ackedLsn,
+      coherent: entry.state === "coherent" && this.entries.has(entry.id),
+      leaseUntil: entry.leaseGrantedUntil,
+    }));
   }
 
   latestLeaseGranted(): number {
@@ -278,6 +305,7 @@ export class ReplicaSet {
       rebuilding: entry.relay.snapshotting,
       skipped: entry.relay.skipped,
       heartbeats: entry.relay.heartbeats,
+      commitPointNotices: entry.relay.commitPointNotices,
       calls: entry.relay.calls,
       ackCalls: entry.relay.ackCalls,
       snapshots: entry.relay.snapshots,

@@ -24,6 +24,7 @@ import { quoteIdent } from "../core/sql-lexer";
 import { isReservedName } from "../core/statement-guard";
 import { REPLICA_MIGRATIONS, migrate } from "../migrations";
 import type { MasterDO } from "./master";
+import { ReplicaReadGate } from "./replica-read-gate";
 import { SNAPSHOT_ROWID_COLUMN } from "./snapshot-source";
 import { nodeChecksums, runQuery } from "./sql-helpers";
 
@@ -37,7 +38,8 @@ export class ReplicaDO extends DurableObject<Env> {
   private appliedLsn = 0;
   private identity = "";
   private stopped = false;
-  private leaseUntil = 0;
+  /** The lease, the guard band and the commit point: what a strong read here may return. */
+  private readonly strongReads = new ReplicaReadGate();
   // Acks that fall due ride on the next reply. The master's relay sends a message
   // when an ack falls due, so the queue's timer fires OWN_ACK_GRACE_MS late: only a
   // replica that heard nothing since sends the ack as its own call.
@@ -82,7 +84,7 @@ export class ReplicaDO extends DurableObject<Env> {
     if (this.identity === "") this.setMeta("identity", `${request.cluster}/${request.replicaId}`);
     if (this.rebuilding) {
       // A heartbeat during a rebuild: answer it, apply nothing, take no lease.
-      this.leaseUntil = 0;
+      this.strongReads.learn(request, false);
       return {
         appliedLsn: this.appliedLsn,
         gap: request.records.length > 0,
@@ -98,7 +100,7 @@ export class ReplicaDO extends DurableObject<Env> {
     if (this.stopped) return this.refusal(request);
     const outcome = this.applyBatch(request.records);
     // The lease is taken only after the records that came with it are applied.
-    this.leaseUntil = outcome.gap ? 0 : request.leaseUntil;
+    this.strongReads.learn(request, !outcome.gap);
     if (request.pull && request.masterLsn > this.appliedLsn && !this.rebuilding) {
       this.startPulling(request);
     }
@@ -264,7 +266,8 @@ export class ReplicaDO extends DurableObject<Env> {
     if (this.stopped) return { kind: "redirect", reason: "replica stopped" };
     if (this.identity === "") return { kind: "redirect", reason: "replica not initialised" };
     if (this.rebuilding) return { kind: "redirect", reason: "replica rebuilding from a snapshot" };
-    if (request.consistency === "strong" && !(Date.now() < this.leaseUntil)) {
+    const strong = request.consistency === "strong";
+    if (strong && !this.strongReads.leaseValid(Date.now())) {
       return { kind: "redirect", reason: "no valid lease" };
     }
     if (request.consistency === "bookmark" && this.appliedLsn < request.minLsn) {
@@ -272,7 +275,11 @@ export class ReplicaDO extends DurableObject<Env> {
     }
     try {
       const result = runQuery(this.ctx.storage.sql, request.sql, request.params, request.format);
-      return { kind: "rows", response: { ...result, servedBy, appliedLsn: this.appliedLsn } };
+      // Read first, at this LSN, then wait (not holding the event loop) until it is acknowledged.
+      const appliedLsn = this.appliedLsn;
+      const late = strong ? await this.strongReads.settle(appliedLsn) : null;
+      if (late !== null) return { kind: "redirect", reason: late };
+      return { kind: "rows", response: { ...result, servedBy, appliedLsn } };
     } catch (error) {
       if (error instanceof ApiError) return { kind: "error", error: error.toBody() };
       throw error;
@@ -292,7 +299,7 @@ export class ReplicaDO extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       if (message.phase === "begin") {
         this.rebuilding = true;
-        this.leaseUntil = 0;
+        this.strongReads.dropLease();
         this.dropUserObjects();
         for (const table of message.tables) sql.exec(table.sql);
         this.setMeta("rebuilding", String(message.lsn));
@@ -349,7 +356,7 @@ export class ReplicaDO extends DurableObject<Env> {
   /** Fault hook (the master checks debug_fault_injection before calling). */
   async setStopped(stopped: boolean): Promise<void> {
     this.stopped = stopped;
-    this.leaseUntil = 0;
+    this.strongReads.dropLease();
     this.setMeta("stopped", stopped ? "1" : "0");
   }
 
