@@ -16,6 +16,7 @@ import type {
   LogRecord,
   ReplicaSettings,
 } from "../core/protocol";
+import { HeldAcks } from "../core/held-acks";
 import { LagTracker } from "../core/lag";
 import type { ReplicaDO } from "./replica";
 
@@ -112,11 +113,8 @@ export class Relay {
   snapshots = 0;
   /** Batches sent and not yet acked: the window, and the lag's anchor. */
   readonly lag = new LagTracker();
-  /**
-   * Acks the replica holds back (debug_ack_delay_ms): each batch's last LSN and
-   * the time from which a message to the replica is sure to find its ack due.
-   */
-  private readonly heldAcks: { lastLsn: number; dueAt: number }[] = [];
+  /** Acks the replica holds back (debug_ack_delay_ms). */
+  private readonly heldAcks = new HeldAcks();
   /** An empty message is out fetching a held ack (the replica answers when it is due). */
   private collecting = false;
 
@@ -185,19 +183,9 @@ export class Relay {
     this.send([]);
   }
 
-  /**
-   * Batches whose ack has not had time to come back. With debug_ack_delay_ms a
-   * replica answers at once and holds the ack for the delay, handing it over
-   * with the next message it receives. A real link of that latency would free a
-   * window slot when the call returned, after the delay; here the slot frees
-   * when the ack falls due, and the next batch picks the ack up on its reply:
-   * one call per batch, as on the real link, instead of a batch call plus an
-   * ack call.
-   */
+  /** Batches whose ack has not had time to come back (a held ack that fell due has). */
   private awaitingAcks(now: number): number {
-    let due = 0;
-    for (const held of this.heldAcks) if (held.dueAt <= now) due++;
-    return this.lag.size - due;
+    return this.lag.size - this.heldAcks.dueCount(now);
   }
 
   /**
@@ -210,33 +198,17 @@ export class Relay {
    * after it fell due.
    */
   private collectDueAcks(now: number): void {
-    const dueAt = this.heldAcks[0]?.dueAt;
+    const dueAt = this.heldAcks.firstDueAt;
     // A message sent since the ack fell due brings it back with its reply.
     if (dueAt === undefined || this.collecting || this.lastSentAt >= dueAt) return;
     if (this.inFlight >= this.host.window()) return;
     this.send([], Math.max(0, Math.ceil(dueAt - now)));
   }
 
-  /**
-   * A reply said the replica holds the ack (debug_ack_delay_ms). The replica
-   * got the message before this reply arrived, so the ack is due there by
-   * `now + delay` on any clock running at the same rate: a message sent from
-   * then on finds it due.
-   */
-  private expectHeldAck(lastLsn: number | null, sentAt: number, now: number): void {
-    const dueAt = now + this.host.settings().ackDelayMs;
-    // A message sent after the earliest held ack fell due came back without it
-    // (the replica lost it in a restart): the replica deferred an ack of its
-    // position with this message, and that one covers the batch if it has it.
-    const first = this.heldAcks[0];
-    if (first !== undefined && first.dueAt <= sentAt) first.dueAt = dueAt;
-    if (lastLsn !== null && lastLsn > this.ackedLsn) this.heldAcks.push({ lastLsn, dueAt });
-  }
-
   /** The stream restarted (a gap, a failure, a mode change): nothing is outstanding. */
   private forgetOutstanding(): void {
     this.lag.reset();
-    this.heldAcks.length = 0;
+    this.heldAcks.clear();
   }
 
   /** Sends a heartbeat if nothing went out for heartbeat_ms and the window has room. */
@@ -328,7 +300,8 @@ export class Relay {
     if (!response.ackDeferred) this.takeAck(response, carried, now);
     if (response.dueAck !== undefined) this.takeAck(asAck(response.dueAck), true, now);
     if (response.ackDeferred && generation === this.generation) {
-      this.expectHeldAck(lastLsn, sentAt, now);
+      const delayMs = this.host.settings().ackDelayMs;
+      this.heldAcks.expect(lastLsn, sentAt, now, delayMs, this.ackedLsn);
     }
     this.pump();
   }
@@ -346,9 +319,7 @@ export class Relay {
     this.lastAckAt = now;
     if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;
     this.lag.acked(this.ackedLsn);
-    while ((this.heldAcks[0]?.lastLsn ?? Number.POSITIVE_INFINITY) <= this.ackedLsn) {
-      this.heldAcks.shift();
-    }
+    this.heldAcks.acked(this.ackedLsn);
     this.host.onAck(this.id, response, now - response.echoSentAt, carried);
   }
 
