@@ -9,65 +9,15 @@
  * per D. A failed call breaks the stub: the relay makes a new one, backs off,
  * and resends from the last LSN the replica acked.
  */
-import type {
-  AckRequest,
-  AppendRequest,
-  AppendResponse,
-  LogRecord,
-  ReplicaSettings,
-} from "../core/protocol";
+import type { AppendRequest, AppendResponse, LogRecord } from "../core/protocol";
 import { HeldAcks } from "../core/held-acks";
 import { LagTracker } from "../core/lag";
+import { type RelayHost, asAck } from "./relay-host";
 import type { ReplicaDO } from "./replica";
 
-export interface RelayHost {
-  cluster: string;
-  now(): number;
-  masterLsn(): number;
-  term(): number;
-  window(): number;
-  callsInFlight(): number;
-  batchMaxRecords(): number;
-  heartbeatMs(): number;
-  settings(): ReplicaSettings;
-  readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[];
-  /**
-   * Lease to grant with a message sent now, which brings the replica through
-   * `throughLsn` if it applies (0 when the replica may not serve strong reads).
-   */
-  grantLease(id: string, throughLsn: number): number;
-  /** The commit point now (core/commit-point.ts), recomputed: sent with every message. */
-  commitPoint(): number;
-  /** The commit point last computed (cheap). */
-  knownCommitPoint(): number;
-  onAck(id: string, response: AppendResponse, rttMs: number, carriedRecords: boolean): void;
-  onFailure(id: string, error: unknown): void;
-  newStub(id: string): DurableObjectStub<ReplicaDO>;
-  /** The one send point: `stub.append(request)`, through the test-only message faults. */
-  append(
-    id: string,
-    stub: DurableObjectStub<ReplicaDO>,
-    request: AppendRequest,
-  ): Promise<AppendResponse>;
-  /** Asks the master's scheduler to call `retryNow` at `at` (relay restarts are scheduled jobs). */
-  scheduleRestart(id: string, at: number): void;
-  /** Log records through this LSN are gone: a replica that needs them gets a snapshot. */
-  truncatedThrough(): number;
-  requestSnapshot(id: string): void;
-}
+export { type RelayHost, asAck } from "./relay-host";
 
 const MAX_BATCH_BYTES = 2_000_000;
-
-export function asAck(ack: AckRequest): AppendResponse {
-  return {
-    appliedLsn: ack.appliedLsn,
-    gap: false,
-    echoSentAt: ack.echoSentAt,
-    skipped: 0,
-    applied: 0,
-    ackDelayedMs: ack.ackDelayedMs,
-  };
-}
 const MIN_BACKOFF_MS = 20;
 /** Unacked batches allowed, in windows, when acks are deferred and some fall due late. */
 const MAX_UNACKED_WINDOWS = 2;
