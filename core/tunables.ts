@@ -81,7 +81,8 @@ const SPECS = {
     default: 200,
     min: 5,
     max: 60_000,
-    description: "A relay that has sent nothing for this long sends a heartbeat (renewing leases).",
+    description:
+      "A relay that has sent nothing for this long sends a batch if one can go, else a heartbeat (renewing leases); at most one heartbeat is in flight per replica.",
   },
   logput_window_bytes: {
     type: "int",

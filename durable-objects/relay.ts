@@ -67,6 +67,8 @@ export class Relay {
   private readonly heldAcks = new HeldAcks();
   /** An empty message is out fetching a held ack (the replica answers when it is due). */
   private collecting = false;
+  /** Heartbeats sent and not answered: at most one periodic one (heartbeatIfDue). */
+  private heartbeatsInFlight = 0;
 
   constructor(
     readonly id: string,
@@ -93,8 +95,9 @@ export class Relay {
       return;
     }
     const window = this.host.window();
-    // A held fetch (below) waits at the replica; it does not take a batch's place.
-    const calls = this.host.callsInFlight() + (this.collecting ? 1 : 0);
+    // A held fetch (below) waits at the replica, and a heartbeat may wait behind a slow
+    // apply: neither takes a batch's place.
+    const calls = this.host.callsInFlight() + (this.collecting ? 1 : 0) + this.heartbeatsInFlight;
     const now = this.host.now();
     // The window counts batches whose ack is still travelling, not calls not yet
     // answered: with deferred acks the calls return at once, and records would
@@ -161,19 +164,33 @@ export class Relay {
     this.heldAcks.clear();
   }
 
-  /** Sends a heartbeat if nothing went out for heartbeat_ms and the window has room. */
+  /**
+   * If nothing went out for heartbeat_ms: a batch if one can go (it carries the
+   * lease as well), else a heartbeat, but not while one is still on its way. A
+   * replica slower per call than a few heartbeat periods would otherwise have
+   * its calls taken by heartbeats and get no records.
+   */
   heartbeatIfDue(): void {
     if (this.retryAt !== null || this.retired || this.disconnected) return;
-    if (this.inFlight >= this.host.window()) return;
     if (this.host.now() - this.lastSentAt < this.host.heartbeatMs()) return;
+    if (this.sentSomething(() => this.pump()) || this.heartbeatsInFlight > 0) return;
+    if (this.inFlight >= this.host.window()) return;
     this.heartbeats++;
-    this.send([]);
+    this.send([], 0, true);
   }
 
-  private send(records: LogRecord[], holdMs = 0): void {
+  /** Whether `act` sent anything. */
+  private sentSomething(act: () => void): boolean {
+    const calls = this.calls;
+    act();
+    return this.calls !== calls;
+  }
+
+  private send(records: LogRecord[], holdMs = 0, heartbeat = false): void {
     const generation = this.generation;
     const held = holdMs > 0;
     if (held) this.collecting = true;
+    if (heartbeat) this.heartbeatsInFlight++;
     const sentAt = this.host.now();
     const last = records[records.length - 1];
     if (last !== undefined) {
@@ -203,12 +220,14 @@ export class Relay {
     this.host.append(this.id, this.stub, request).then(
       (response) => {
         if (held) this.collecting = false;
+        if (heartbeat) this.heartbeatsInFlight--;
         if (response.refused === undefined) {
           this.onResponse(generation, response, last?.lsn ?? null, sentAt);
         } else this.onError(generation, new Error(response.refused));
       },
       (error: unknown) => {
         if (held) this.collecting = false;
+        if (heartbeat) this.heartbeatsInFlight--;
         this.onError(generation, error);
       },
     );
@@ -381,11 +400,15 @@ export class Relay {
     this.pump();
   }
 
-  /** Sends a heartbeat now if the window allows (a lease to grant, a pull to ask for). */
+  /**
+   * Sends a message now if the window allows (a lease to grant, a pull to ask
+   * for): a batch if one can go, else a heartbeat, even with a periodic one on
+   * its way, which carries the state from before.
+   */
   heartbeatNow(): void {
-    if (this.retryAt === null && !this.retired && !this.disconnected) {
-      if (this.inFlight < this.host.window()) this.send([]);
-    }
+    if (this.retryAt !== null || this.retired || this.disconnected) return;
+    if (this.sentSomething(() => this.pump())) return;
+    if (this.inFlight < this.host.window()) this.send([], 0, true);
   }
 
   /** Ends the backoff: the scheduled restart, or a replica that was just started. */
