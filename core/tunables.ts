@@ -192,6 +192,7 @@ type ValueOf<S> = S extends { type: "bool" }
     : number;
 export type Tunables = { [K in TunableName]: ValueOf<(typeof SPECS)[K]> };
 export type TunableValue = boolean | number | string;
+export type SyncMode = Tunables["sync_mode"];
 
 export const TUNABLE_NAMES = Object.keys(SPECS) as TunableName[];
 

@@ -49,6 +49,7 @@ import { Relay, type RelayHost, asAck } from "./relay";
 import type { ReplicaDO } from "./replica";
 import { type ReplicaEntry, ReplicaSet } from "./replica-set";
 import { SnapshotSource } from "./snapshot-source";
+import { SyncModeSwitch } from "./sync-mode-switch";
 import { TimedJobs } from "./timed-jobs";
 import { type WaitPath, Waiter } from "./waiter";
 import { ResultBudget, asSqlError, nodeChecksums, runQuery } from "./sql-helpers";
@@ -79,8 +80,7 @@ export class MasterDO extends DurableObject<Env> {
   /** Highest LSN answered as acked: a replica must reach it before it is coherent again. */
   private answeredHighLsn = 0;
   private readonly jobs: TimedJobs;
-  /** Set while a change of sync_mode away from full waits for granted leases to expire. */
-  private leasesSuspended = false;
+  private readonly modeSwitch: SyncModeSwitch;
   private readonly counters = {
     commits: 0,
     replayed: 0,
@@ -123,7 +123,7 @@ export class MasterDO extends DurableObject<Env> {
       logEnd: () => this.logEnd,
       endOffsetAt: (lsn) => this.store.endOffsetAt(lsn),
       rejoinThreshold: () => this.coherencyThreshold(),
-      leasesAllowed: () => this.tunables.sync_mode === "full" && !this.leasesSuspended,
+      leasesAllowed: () => this.modeSwitch.leasesAllowed(this.tunables.sync_mode),
       // A restarted master may have answered anything in its log (answeredHighLsn).
       leaseFloor: () => Math.max(this.strongReads.commitPoint, this.answeredHighLsn),
       joinWaits: (id, acked) => this.waiter.joinWaits(id, acked),
@@ -161,6 +161,7 @@ export class MasterDO extends DurableObject<Env> {
         this.metrics.skippedEarlyStop.inc({ cluster: this.cluster }, result.skippedEarlyStop);
       },
     });
+    this.modeSwitch = new SyncModeSwitch(this.replicas, this.waiter, () => this.answeredHighLsn);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage, MASTER_MIGRATIONS);
       this.tunables = this.store.loadTunables();
@@ -712,13 +713,12 @@ export class MasterDO extends DurableObject<Env> {
       const { next, changed } = applyPatch(this.tunables, patch);
       const values: Record<string, unknown> = {};
       for (const name of changed) values[name] = next[name];
-      const leavingFull = this.tunables.sync_mode === "full" && next.sync_mode !== "full";
-      const enteringFull = this.tunables.sync_mode !== "full" && next.sync_mode === "full";
-      if (leavingFull) await this.expireLeases();
+      const from = this.tunables.sync_mode;
+      await this.modeSwitch.before(from, next.sync_mode);
       this.ctx.storage.transactionSync(() => this.store.saveTunables(values));
       this.tunables = next;
       this.writers.setLimit(next.writer_concurrency);
-      if (enteringFull) this.replicas.demoteMissing(this.answeredHighLsn);
+      this.modeSwitch.after(from, next.sync_mode);
       // Periodic jobs take a changed period from now, not after the old one runs out.
       const now = Date.now();
       if (changed.includes("heartbeat_ms")) this.jobs.at("heartbeat", now + this.heartbeatEvery());
@@ -731,21 +731,6 @@ export class MasterDO extends DurableObject<Env> {
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;
-    }
-  }
-
-  /**
-   * Before commits stop waiting for every coherent replica, every lease granted
-   * under full sync must run out: a replica still holding one could otherwise
-   * serve a strong read without a write the new mode acknowledged.
-   */
-  private async expireLeases(): Promise<void> {
-    this.leasesSuspended = true;
-    try {
-      const wait = this.replicas.latestLeaseGranted() - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 1));
-    } finally {
-      this.leasesSuspended = false;
     }
   }
 

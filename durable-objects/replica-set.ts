@@ -159,9 +159,12 @@ export class ReplicaSet {
     }));
   }
 
+  /** The latest instant any lease granted may run to, removed replicas' included. */
   latestLeaseGranted(): number {
     let until = 0;
-    for (const entry of this.entries.values()) until = Math.max(until, entry.leaseGrantedUntil);
+    for (const entry of [...this.entries.values(), ...this.departed.values()]) {
+      until = Math.max(until, entry.leaseGrantedUntil);
+    }
     return until;
   }
 

@@ -1,0 +1,84 @@
+/**
+ * Every lease rule holds across mode switches, master restarts and removals:
+ * a write is acknowledged only once every replica that may serve a strong read
+ * without it has it or has lost its lease.
+ */
+import { describe, expect, it } from "vitest";
+import { type ApiResult, call, exec, freshCluster, patchTunables, query, status } from "./helpers";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Rows = { rows: Record<string, unknown>[]; servedBy: string; appliedLsn: number };
+interface ReplicaRow {
+  id: string;
+  state: string;
+  ackedLsn: number;
+  leaseUntil: number;
+}
+
+async function setup(prefix: string, tunables: Record<string, unknown>) {
+  const c = freshCluster(prefix);
+  const ddl = await exec(c, [{ sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)" }]);
+  expect(ddl.status).toBe(200);
+  const tuned = await patchTunables(c, tunables);
+  expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);
+  return c;
+}
+
+const replicaRow = async (c: string, id: string) =>
+  ((await status(c)).body.replicas as unknown as ReplicaRow[]).find((r) => r.id === id);
+
+const fault = (c: string, id: string, route: string, body?: unknown) =>
+  call("POST", `/admin/clusters/${c}/replicas/${id}/${route}`, body === undefined ? {} : { body });
+
+/** A strong read that answers 200 must include W; a 503 is allowed (it may not serve). */
+function expectSeesOrRefuses(read: ApiResult<Rows>, what: string): void {
+  if (read.status === 503) return;
+  expect(read.status, `${what}: ${JSON.stringify(read.body)}`).toBe(200);
+  expect(
+    read.body.rows.map((r) => r.v),
+    what,
+  ).toContain("w");
+}
+
+describe("sync_mode quorum -> full with a commit still waiting, 4 replicas", () => {
+  it("the waiting commit switches to full's rules: it waits for every coherent replica, one it never reached included", async () => {
+    const c = await setup("q2full", {
+      sync_mode: "quorum",
+      sync_quorum: 2,
+      rep_timeout_ms: 60_000,
+      coherency_lease_ms: 5_000,
+      coherency_rejoin_penalty_ms: 0,
+      heartbeat_ms: 100,
+      slow_replica_factor: 0,
+      debug_fault_injection: true,
+    });
+    // replica-3 is cut off (it stays coherent: rep_timeout_ms is a minute); the others
+    // take 1.5 s per message, so W waits for its quorum of two.
+    expect((await fault(c, "replica-3", "disconnect")).status).toBe(200);
+    for (const id of ["replica-1", "replica-2", "replica-4"]) {
+      expect((await fault(c, id, "delay", { ms: 1_500 })).status).toBe(200);
+    }
+    let answered = false;
+    const write = exec(c, [{ sql: "INSERT INTO t (v) VALUES ('w')" }]).then((w) => {
+      answered = true;
+      return w;
+    });
+    await sleep(300);
+    expect((await patchTunables(c, { sync_mode: "full" })).status).toBe(200);
+    // Two replicas have W well within this; under full sync that is not enough.
+    await sleep(2_500);
+    const r3 = await replicaRow(c, "replica-3");
+    expect(r3?.state).toBe("coherent");
+    expect(answered, "W was acknowledged while coherent replica-3 lacked it").toBe(false);
+    expect((await fault(c, "replica-3", "connect")).status).toBe(200);
+    const w = await write;
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    const after = await replicaRow(c, "replica-3");
+    expect(after?.ackedLsn).toBeGreaterThanOrEqual(w.body.lsn as number);
+    expectSeesOrRefuses(
+      await query(c, "SELECT v FROM t ORDER BY id", { replica: "replica-3" }),
+      "replica-3 after W was acknowledged",
+    );
+  });
+});
