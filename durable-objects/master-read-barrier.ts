@@ -8,7 +8,6 @@ import { CommitPoint, commitPointBound } from "../core/commit-point";
 import { ApiError } from "../core/errors";
 import { ReadBarrier } from "../core/read-barrier";
 import { masterReadWaitMs } from "../core/replica-settings";
-import type { Tunables } from "../core/tunables";
 import type { ReplicaSet } from "./replica-set";
 
 export interface StrongReadStatus {
@@ -23,11 +22,9 @@ export class MasterReadBarrier {
   /** A lease expiry that may move the point while reads wait (a timer inside their live calls). */
   private wake: { at: number; timer: ReturnType<typeof setTimeout> } | null = null;
 
-  constructor(
-    private readonly replicas: ReplicaSet,
-    private readonly masterLsn: () => number,
-    private readonly tunables: () => Tunables,
-  ) {}
+  constructor(private readonly replicas: ReplicaSet) {
+    replicas.watch(() => this.refreshSoon());
+  }
 
   /** The last commit point computed (cheap; `current` recomputes). */
   get commitPoint(): number {
@@ -38,7 +35,7 @@ export class MasterReadBarrier {
   current(): number {
     const now = Date.now();
     const bound = commitPointBound(this.replicas.leaseNodes(), {
-      masterLsn: this.masterLsn(),
+      masterLsn: this.replicas.masterLsn(),
       now,
       leasesAllowed: this.replicas.leasesAllowed(),
     });
@@ -68,7 +65,7 @@ export class MasterReadBarrier {
    */
   async settle(lsn: number): Promise<void> {
     if (lsn <= this.current()) return;
-    const boundMs = masterReadWaitMs(this.tunables());
+    const boundMs = masterReadWaitMs(this.replicas.tunables());
     if (await this.barrier.reach(lsn, boundMs)) return;
     throw new ApiError(
       "UNAVAILABLE",

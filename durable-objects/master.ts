@@ -126,21 +126,15 @@ export class MasterDO extends DurableObject<Env> {
       leasesAllowed: () => this.modeSwitch.leasesAllowed(this.tunables.sync_mode),
       // A restarted master may have answered anything in its log (answeredHighLsn).
       leaseFloor: () => Math.max(this.strongReads.commitPoint, this.answeredHighLsn),
+      leaseStore: this.store,
       joinWaits: (id, acked) => this.waiter.joinWaits(id, acked),
       saveState: (id, state, reason) => this.store.saveReplicaState(id, state, reason),
       marked: (id, reason) => {
         this.metrics.incoherentMarks.inc({ cluster: this.cluster, replica: id, reason });
       },
-      requestPass: () => {
-        this.waiter.requestPass();
-        this.strongReads.refreshSoon();
-      },
+      requestPass: () => this.waiter.requestPass(),
     });
-    this.strongReads = new MasterReadBarrier(
-      this.replicas,
-      () => this.lsn,
-      () => this.tunables,
-    );
+    this.strongReads = new MasterReadBarrier(this.replicas);
     this.waiter = new Waiter(this.replicas.view, {
       now: () => Date.now(),
       durableLsns: () => this.tunables.durable_lsns,
@@ -209,9 +203,11 @@ export class MasterDO extends DurableObject<Env> {
       });
       saved = this.store.loadReplicaStates();
     }
+    const inherited = this.replicas.inheritedLeaseUntil(now);
     for (const [id, entry] of saved) {
-      this.replicas.add(id, entry.state, entry.reason, new Relay(id, this.relayHost), now);
+      this.replicas.add(id, entry.state, entry.reason, new Relay(id, this.relayHost), inherited);
     }
+    this.replicas.restoreRemoved(now);
     for (const entry of this.replicas.all()) entry.relay.pump();
     this.jobs.at("heartbeat", now + this.heartbeatEvery());
     this.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
@@ -845,7 +841,7 @@ export class MasterDO extends DurableObject<Env> {
       this.store.saveReplicaState(id, "incoherent", "new");
       this.store.setMeta("next_replica", String(next + 1));
     });
-    this.replicas.add(id, "incoherent", "new", new Relay(id, this.relayHost), Date.now());
+    this.replicas.add(id, "incoherent", "new", new Relay(id, this.relayHost), 0);
     if (this.lsn > 0) this.requestSnapshot(id);
     else this.replicas.get(id)?.relay.pump();
     return { id, replicas: this.replicas.ids() };

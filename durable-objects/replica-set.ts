@@ -8,6 +8,7 @@ import type { LeaseNode } from "../core/commit-point";
 import type { ReplicaState, ReplicaStatus } from "../core/protocol";
 import { findSlowReplica } from "../core/slow-replica";
 import type { Tunables } from "../core/tunables";
+import { LeaseMemory, type MetaStore } from "./lease-memory";
 import type { Relay } from "./relay";
 
 export interface ReplicaEntry {
@@ -43,10 +44,19 @@ export interface ReplicaSetHost {
    * and after a master restart the whole log (see core/commit-point.ts).
    */
   leaseFloor(): number;
+  /** Where the lease bookkeeping that must survive a restart is kept (LeaseMemory). */
+  leaseStore: MetaStore;
   joinWaits(id: string, ackedLsn: number): void;
   saveState(id: string, state: ReplicaState, reason: string | null): void;
   marked(id: string, reason: string): void;
   requestPass(): void;
+}
+
+/** A removed replica, kept while the last lease it was granted may still run. */
+interface Departed {
+  id: string;
+  leaseGrantedUntil: number;
+  ackedLsn(): number;
 }
 
 /** Weight of the newest batch round trip in a replica's average ack time. */
@@ -58,17 +68,51 @@ export class ReplicaSet {
    * Removed replicas, kept until the last lease they were granted has expired:
    * commits that began waiting on them still need to know when they may drop them.
    */
-  private readonly departed = new Map<string, ReplicaEntry>();
+  private readonly departed = new Map<string, Departed>();
 
-  constructor(private readonly host: ReplicaSetHost) {}
+  private readonly memory: LeaseMemory;
+  /** Told whenever acks arrive or a replica changes state (the read barrier watches). */
+  private readonly watchers: (() => void)[] = [];
 
-  add(id: string, state: ReplicaState, reason: string | null, relay: Relay, now: number): void {
+  constructor(private readonly host: ReplicaSetHost) {
+    this.memory = new LeaseMemory(host.leaseStore);
+  }
+
+  watch(watcher: () => void): void {
+    this.watchers.push(watcher);
+  }
+
+  /** A pass of the waiter may now answer commits, and the commit point may move. */
+  private changed(): void {
+    this.host.requestPass();
+    this.tellWatchers();
+  }
+
+  private tellWatchers(): void {
+    for (const watcher of this.watchers) watcher();
+  }
+
+  masterLsn(): number {
+    return this.host.masterLsn();
+  }
+
+  tunables(): Tunables {
+    return this.host.tunables();
+  }
+
+  /** `leaseUntil`: until when a lease it was granted may be held (0: never granted one). */
+  add(
+    id: string,
+    state: ReplicaState,
+    reason: string | null,
+    relay: Relay,
+    leaseUntil: number,
+  ): void {
     this.entries.set(id, {
       id,
       state,
       reason,
-      // A previous incarnation may have granted a lease; assume it is still held.
-      leaseGrantedUntil: now + this.host.tunables().coherency_lease_ms,
+      leaseGrantedUntil: leaseUntil,
       demotedAt: 0,
       avgAckMs: 0,
       ackSamples: 0,
@@ -87,7 +131,29 @@ export class ReplicaSet {
     const entry = this.entries.get(id);
     if (entry === undefined) return;
     this.entries.delete(id);
-    this.departed.set(id, entry);
+    this.departed.set(id, {
+      id,
+      leaseGrantedUntil: entry.leaseGrantedUntil,
+      ackedLsn: () => entry.relay.ackedLsn,
+    });
+    this.memory.removed(id, entry.leaseGrantedUntil, Date.now());
+    this.tellWatchers();
+  }
+
+  /** At start-up: until when a lease an earlier incarnation granted may be held. */
+  inheritedLeaseUntil(now: number): number {
+    return this.memory.heldUntil(now, this.host.tunables().coherency_lease_ms);
+  }
+
+  /**
+   * At start-up: replicas removed while their lease may still run keep holding
+   * up commits until it has (an ack from one no longer counts: it is unknown).
+   */
+  restoreRemoved(now: number): void {
+    for (const { id, leaseUntil } of this.memory.removals(now)) {
+      if (this.entries.has(id)) continue;
+      this.departed.set(id, { id, leaseGrantedUntil: leaseUntil, ackedLsn: () => 0 });
+    }
   }
 
   /** Forgets removed replicas whose leases have run out. */
@@ -95,10 +161,6 @@ export class ReplicaSet {
     for (const [id, entry] of this.departed) {
       if (now >= entry.leaseGrantedUntil) this.departed.delete(id);
     }
-  }
-
-  private known(id: string): ReplicaEntry | undefined {
-    return this.entries.get(id) ?? this.departed.get(id);
   }
 
   all(): ReplicaEntry[] {
@@ -118,16 +180,20 @@ export class ReplicaSet {
    */
   waitSetIds(now: number): Set<string> {
     const out = new Set<string>();
-    for (const entry of [...this.entries.values(), ...this.departed.values()]) {
+    for (const entry of this.entries.values()) {
       if (entry.state === "coherent" || now < entry.leaseGrantedUntil) out.add(entry.id);
+    }
+    for (const gone of this.departed.values()) {
+      if (now < gone.leaseGrantedUntil) out.add(gone.id);
     }
     return out;
   }
 
   readonly view: NodeView = {
-    ackedLsn: (id) => this.known(id)?.relay.ackedLsn ?? 0,
+    ackedLsn: (id) =>
+      this.entries.get(id)?.relay.ackedLsn ?? this.departed.get(id)?.ackedLsn() ?? 0,
     isCoherent: (id) => this.entries.get(id)?.state === "coherent",
-    leaseUntil: (id) => this.known(id)?.leaseGrantedUntil ?? 0,
+    leaseUntil: (id) => (this.entries.get(id) ?? this.departed.get(id))?.leaseGrantedUntil ?? 0,
   };
 
   /**
@@ -141,7 +207,11 @@ export class ReplicaSet {
     const entry = this.entries.get(id);
     if (entry === undefined || entry.state !== "coherent" || !this.leasesAllowed()) return 0;
     if (Math.max(entry.relay.ackedLsn, throughLsn) < this.host.leaseFloor()) return 0;
-    const until = Date.now() + this.host.tunables().coherency_lease_ms;
+    const now = Date.now();
+    const leaseMs = this.host.tunables().coherency_lease_ms;
+    const until = now + leaseMs;
+    // Remembered before the message leaves (its output gate waits for the write).
+    this.memory.cover(until, leaseMs, now);
     if (until > entry.leaseGrantedUntil) entry.leaseGrantedUntil = until;
     return until;
   }
@@ -152,11 +222,17 @@ export class ReplicaSet {
 
   /** Every replica the commit point must consider, removed ones whose lease may still run included. */
   leaseNodes(): LeaseNode[] {
-    return [...this.entries.values(), ...this.departed.values()].map((entry) => ({
+    const live = [...this.entries.values()].map((entry) => ({
       ackedLsn: entry.relay.ackedLsn,
-      coherent: entry.state === "coherent" && this.entries.has(entry.id),
+      coherent: entry.state === "coherent",
       leaseUntil: entry.leaseGrantedUntil,
     }));
+    const gone = [...this.departed.values()].map((entry) => ({
+      ackedLsn: entry.ackedLsn(),
+      coherent: false,
+      leaseUntil: entry.leaseGrantedUntil,
+    }));
+    return [...live, ...gone];
   }
 
   /** The latest instant any lease granted may run to, removed replicas' included. */
@@ -186,7 +262,7 @@ export class ReplicaSet {
       entry.state = "catching-up";
       if (!this.checkRejoin(entry)) this.choosePullMode(entry);
     }
-    this.host.requestPass();
+    this.changed();
   }
 
   /**
@@ -230,6 +306,7 @@ export class ReplicaSet {
     this.host.marked(entry.id, reason);
     this.host.saveState(entry.id, "incoherent", reason);
     this.choosePullMode(entry);
+    this.tellWatchers();
   }
 
   /** A coherent replica that has answered nothing for rep_timeout_ms is marked incoherent. */
@@ -238,7 +315,7 @@ export class ReplicaSet {
     const lastHeard = entry.relay.lastHeardAt ?? 0;
     if (now - lastHeard >= this.host.tunables().rep_timeout_ms) {
       this.markIncoherent(entry, "unreachable");
-      this.host.requestPass();
+      this.changed();
     }
   }
 
@@ -254,7 +331,7 @@ export class ReplicaSet {
     const entry = slow === null ? undefined : this.entries.get(slow);
     if (entry !== undefined) {
       this.markIncoherent(entry, "slow");
-      this.host.requestPass();
+      this.changed();
     }
   }
 

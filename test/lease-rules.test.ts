@@ -82,3 +82,63 @@ describe("sync_mode quorum -> full with a commit still waiting, 4 replicas", () 
     );
   });
 });
+
+async function crashMaster(c: string): Promise<void> {
+  const crash = await call("POST", `/admin/clusters/${c}/master/crash`);
+  expect(crash.status).toBe(202);
+}
+
+describe("master restart, 4 replicas", () => {
+  it("a lease granted before a restart is honoured for as long as it was granted, though coherency_lease_ms was lowered", async () => {
+    const c = await setup("restartlease", {
+      coherency_lease_ms: 2_000,
+      rep_timeout_ms: 200,
+      heartbeat_ms: 100,
+      slow_replica_factor: 0,
+      debug_fault_injection: true,
+    });
+    await sleep(300);
+    // replica-1 keeps the 2 s lease it holds and takes 4 s over every message from now on.
+    expect((await fault(c, "replica-1", "delay", { ms: 4_000 })).status).toBe(200);
+    const granted = (await replicaRow(c, "replica-1"))?.leaseUntil ?? 0;
+    expect(granted).toBeGreaterThan(Date.now() + 1_000);
+    expect((await patchTunables(c, { coherency_lease_ms: 100 })).status).toBe(200);
+    await crashMaster(c);
+    // replica-1 misses W's 200 ms deadline; W may be acknowledged only once its lease is over.
+    const w = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('w')" }]);
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    expect(
+      Date.now(),
+      "W was acknowledged while replica-1 may hold its lease",
+    ).toBeGreaterThanOrEqual(granted);
+    expectSeesOrRefuses(
+      await query(c, "SELECT v FROM t ORDER BY id", { replica: "replica-1" }),
+      "replica-1 after W was acknowledged",
+    );
+  });
+
+  it("a replica removed just before a restart holds up commits until its lease has run out", async () => {
+    const c = await setup("restartremoved", {
+      coherency_lease_ms: 2_000,
+      heartbeat_ms: 100,
+      slow_replica_factor: 0,
+      debug_fault_injection: true,
+    });
+    await sleep(300);
+    const granted = (await replicaRow(c, "replica-4"))?.leaseUntil ?? 0;
+    expect(granted).toBeGreaterThan(Date.now() + 1_000);
+    const removed = await call("DELETE", `/admin/clusters/${c}/replicas/replica-4`);
+    expect(removed.status).toBe(200);
+    await crashMaster(c);
+    const w = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('w')" }]);
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    expect(
+      Date.now(),
+      "W was acknowledged while removed replica-4 may hold its lease",
+    ).toBeGreaterThanOrEqual(granted);
+    // Once its lease is over, nothing waits for it any more.
+    const started = Date.now();
+    expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('after')" }])).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+});
