@@ -75,6 +75,8 @@ export type ReplicaQueryOutcome =
 export interface ReplicaSettings {
   ackDelayMs: number;
   applyDelayMs: number;
+  /** lease_guard_ms: a replica stops serving strong reads this long before its lease ends. */
+  leaseGuardMs: number;
   /** The longest a strong read on a replica waits for the commit point before it is redirected. */
   strongReadWaitMs: number;
 }

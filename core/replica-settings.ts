@@ -10,6 +10,7 @@ export function replicaSettings(t: Tunables): ReplicaSettings {
   return {
     ackDelayMs: t.debug_ack_delay_ms,
     applyDelayMs: t.debug_apply_delay_ms,
+    leaseGuardMs: t.lease_guard_ms,
     strongReadWaitMs: replicaReadWaitMs(t),
   };
 }

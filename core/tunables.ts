@@ -68,6 +68,15 @@ const SPECS = {
     max: 60_000,
     description: "Length of the read lease granted to a coherent replica with every message.",
   },
+  lease_guard_ms: {
+    type: "int",
+    default: 5,
+    min: 0,
+    max: 10_000,
+    replicas: true,
+    description:
+      "Clock guard band: a replica stops serving strong reads this long before its lease ends (lease instants are on the master's clock), so a replica clock this far behind the master's is still safe. Keep it well under coherency_lease_ms.",
+  },
   coherency_rejoin_penalty_ms: {
     type: "int",
     default: 10_000,

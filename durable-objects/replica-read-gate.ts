@@ -1,7 +1,8 @@
 /**
  * A replica's rules for strong reads: it serves one only inside the lease the
- * master granted, and answers only once the commit point the master sent has reached the LSN the
- * read ran at (the read barrier). The lease and the commit point arrive with
+ * master granted, less a clock guard band (the lease instant is on the
+ * master's clock), and answers only once the commit point the master sent has
+ * reached the LSN the read ran at (the read barrier). The lease and the commit point arrive with
  * every message; the lease is taken only after the records that came with it
  * are applied.
  */
@@ -11,11 +12,13 @@ import { ReadBarrier } from "../core/read-barrier";
 export class ReplicaReadGate {
   /** Master-clock instant until which strong reads may be served; 0 = no lease. */
   private leaseUntil = 0;
+  private guardMs = 0;
   private waitBoundMs = 0;
   private readonly barrier = new ReadBarrier();
 
   /** A message from the master: its settings and commit point always; its lease if taken. */
   learn(request: AppendRequest, takeLease: boolean): void {
+    this.guardMs = request.settings.leaseGuardMs;
     this.waitBoundMs = request.settings.strongReadWaitMs;
     this.leaseUntil = takeLease ? request.leaseUntil : 0;
     // The commit point is a fact about the cluster, not about this replica's position:
@@ -27,8 +30,13 @@ export class ReplicaReadGate {
     this.leaseUntil = 0;
   }
 
+  /**
+   * The guard band is subtracted here, on the replica's clock: a replica whose
+   * clock is up to `lease_guard_ms` behind the master's still stops serving
+   * before the master stops counting its lease.
+   */
   leaseValid(now: number): boolean {
-    return now < this.leaseUntil;
+    return now < this.leaseUntil - this.guardMs;
   }
 
   /**

@@ -142,3 +142,36 @@ describe("master restart, 4 replicas", () => {
     expect(Date.now() - started).toBeLessThan(1_500);
   });
 });
+
+describe("clock guard band (lease_guard_ms), 4 replicas", () => {
+  it.each([
+    { guardMs: null, servedInsideBand: true },
+    { guardMs: 1_500, servedInsideBand: false },
+  ])(
+    "a replica stops serving strong reads lease_guard_ms before its lease instant ($guardMs)",
+    async ({ guardMs, servedInsideBand }) => {
+      const c = await setup("guard", {
+        coherency_lease_ms: 3_000,
+        heartbeat_ms: 100,
+        debug_fault_injection: true,
+        ...(guardMs === null ? {} : { lease_guard_ms: guardMs }),
+      });
+      await sleep(300);
+      // No message reaches replica-1 from now on: the last lease it took is its last one.
+      expect((await fault(c, "replica-1", "disconnect")).status).toBe(200);
+      const leaseUntil = (await replicaRow(c, "replica-1"))?.leaseUntil ?? 0;
+      const read = () => query(c, "SELECT COUNT(*) AS n FROM t", { replica: "replica-1" });
+      const early = await read();
+      expect(early.status, JSON.stringify(early.body)).toBe(200);
+      // 1 s before the lease instant: inside a 1.5 s guard band, outside a 5 ms one.
+      await sleep(leaseUntil - 1_000 - Date.now());
+      const late = await read();
+      if (servedInsideBand) {
+        expect(late.status, JSON.stringify(late.body)).toBe(200);
+      } else {
+        expect(late.status, JSON.stringify(late.body)).toBe(503);
+        expect(JSON.stringify(late.body)).toMatch(/no valid lease/);
+      }
+    },
+  );
+});
