@@ -19,6 +19,7 @@ export class MasterReadBarrier {
   private readonly point = new CommitPoint();
   private readonly barrier = new ReadBarrier();
   private refreshQueued = false;
+  private pumpQueued = false;
   /** A lease expiry that may move the point while reads wait (a timer inside their live calls). */
   private wake: { at: number; timer: ReturnType<typeof setTimeout> } | null = null;
 
@@ -41,8 +42,7 @@ export class MasterReadBarrier {
     });
     if (this.point.advance(bound.point)) {
       this.barrier.advance(this.point.value);
-      // Relays with nothing in flight tell their replicas now (Relay.tellCommitPoint).
-      for (const entry of this.replicas.all()) entry.relay.pump();
+      this.pumpRelaysSoon();
     }
     this.wakeAt(bound.changesAt, now);
     return this.point.value;
@@ -59,6 +59,20 @@ export class MasterReadBarrier {
   }
 
   /**
+   * The point moved: relays with nothing in flight tell their replicas
+   * (Relay.tellCommitPoint). After this turn, not now: `current` runs inside a
+   * relay's send, and a send from there would overtake the one being made.
+   */
+  private pumpRelaysSoon(): void {
+    if (this.pumpQueued) return;
+    this.pumpQueued = true;
+    queueMicrotask(() => {
+      this.pumpQueued = false;
+      for (const entry of this.replicas.all()) entry.relay.pump();
+    });
+  }
+
+  /**
    * A strong read ran at `lsn`: returns once the commit point reached it, or
    * throws UNAVAILABLE when the bound runs out first (nothing was returned, so
    * nothing unacknowledged was seen).
@@ -66,7 +80,10 @@ export class MasterReadBarrier {
   async settle(lsn: number): Promise<void> {
     if (lsn <= this.current()) return;
     const boundMs = masterReadWaitMs(this.replicas.tunables());
-    if (await this.barrier.reach(lsn, boundMs)) return;
+    const reached = this.barrier.reach(lsn, boundMs);
+    // Now that a read waits, a lease expiry that would move the point is watched too.
+    this.current();
+    if (await reached) return;
     throw new ApiError(
       "UNAVAILABLE",
       `the read ran at LSN ${lsn}, and the commit point (LSN ${this.point.value}) did not reach it within ${boundMs} ms; retry`,
