@@ -1,7 +1,9 @@
 /**
  * The master's view of its replicas: each one's state, lease, ack timing and
  * relay, and the coherency rules that move it between states (rejoin with a
- * penalty, incoherent marks by cause, the slow-replica rule, pull mode).
+ * penalty, incoherent marks by cause, the slow-replica rule, pull mode). It
+ * grants leases (only past the lease floor) and keeps what a restarted master
+ * must know of them (LeaseMemory).
  */
 import type { NodeView } from "../core/ack-book";
 import type { LeaseNode } from "../core/commit-point";
