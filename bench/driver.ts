@@ -9,6 +9,8 @@ import { DurableObject } from "cloudflare:workers";
 import type { Result } from "../core/errors";
 import { type ExecResponse, isMasterCrash, masterObjectName } from "../core/protocol";
 import type { MasterDO } from "../durable-objects/master";
+import { ReadLoad } from "./read-load";
+import type { ReadRunRequest, ReadRunResult } from "./read-types";
 import { type LoadSummary, summarizeLoad } from "./stats";
 
 export interface RunRequest {
@@ -193,7 +195,34 @@ export class BenchDriver extends DurableObject<Env> {
     this.stopRequested = true;
   }
 
-  async run(request: RunRequest): Promise<RunResult> {
+  /**
+   * Read latencies by target and consistency, one cell after another, while
+   * `writers` clients insert for the whole run (bench/read-load.ts).
+   */
+  async reads(request: ReadRunRequest): Promise<ReadRunResult> {
+    const load = new ReadLoad(this.env, request.cluster);
+    await load.seed();
+    const writing =
+      request.writers === 0
+        ? null
+        : this.run(
+            {
+              cluster: request.cluster,
+              clients: request.writers,
+              seconds: 3_600,
+              warmupSeconds: 0,
+              tag: request.tag,
+            },
+            (lsn) => load.acked(lsn),
+          );
+    const cells = await load.cells(request);
+    this.stopRequested = true;
+    const written = writing === null ? null : await writing;
+    return { writers: request.writers, insertsPerSecond: written?.insertsPerSecond ?? 0, cells };
+  }
+
+  /** `onAcked` (in-process callers only) hears the LSN of every acknowledged insert. */
+  async run(request: RunRequest, onAcked?: (lsn: number) => void): Promise<RunResult> {
     this.stopRequested = false;
     const tables = Array.from({ length: request.clients }, (_, i) => `b_${request.tag}_${i}`);
     await this.forEachTable(request.cluster, tables, createTable);
@@ -229,6 +258,7 @@ export class BenchDriver extends DurableObject<Env> {
           })) as Result<ExecResponse>;
           if (!result.ok) errors.push(result.error.message);
           else {
+            onAcked?.(result.value.lsn);
             if (measuring) latencies.push(performance.now() - started);
             const second = Math.floor((Date.now() - startedAt) / 1000);
             perSecond[second] = (perSecond[second] ?? 0) + 1;

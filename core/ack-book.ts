@@ -88,6 +88,21 @@ export class AckBook<T> {
     for (const commit of this.waiting) if (commit.lsn > ackedLsn) commit.waitSet.add(id);
   }
 
+  /**
+   * sync_mode is back to full: commits still waiting under quorum rules switch
+   * to full's. Leases are granted again from now on, to every coherent replica,
+   * so a commit answered on a quorum could miss one that is serving strong
+   * reads: each now waits for every node of `mayServe` it has not been acked by.
+   */
+  adoptFullSync(mayServe: Iterable<string>, view: NodeView): void {
+    const nodes = [...mayServe];
+    for (const commit of this.waiting) {
+      if (commit.quorum === undefined) continue;
+      delete commit.quorum;
+      for (const id of nodes) if (view.ackedLsn(id) < commit.lsn) commit.waitSet.add(id);
+    }
+  }
+
   /** Removes every commit (used when the master shuts down its waits). */
   drain(): WaitingCommit<T>[] {
     const all = this.waiting;

@@ -93,6 +93,10 @@ export type ReplicaQueryOutcome =
 export interface ReplicaSettings {
   ackDelayMs: number;
   applyDelayMs: number;
+  /** lease_guard_ms: a replica stops serving strong reads this long before its lease ends. */
+  leaseGuardMs: number;
+  /** The longest a strong read on a replica waits for the commit point before it is redirected. */
+  strongReadWaitMs: number;
 }
 
 /** Master -> replica: records in LSN order (possibly none: a heartbeat). */
@@ -105,6 +109,12 @@ export interface AppendRequest {
   masterLsn: number;
   /** Master-clock instant until which the replica may serve strong reads; 0 = no lease. */
   leaseUntil: number;
+  /**
+   * The commit point when sent (core/commit-point.ts): every LSN at or below it
+   * is on every node that may serve a strong read. A strong read answers only
+   * once this has reached the LSN it read at.
+   */
+  commitPoint: number;
   settings: ReplicaSettings;
   records: LogRecord[];
   /**
@@ -260,6 +270,8 @@ export interface ReplicaStatus {
   skipped: number;
   /** Heartbeats the relay sent it (since the master started). */
   heartbeats: number;
+  /** Empty messages sent only to bring it a new commit point while nothing else was on its way. */
+  commitPointNotices: number;
   /** Append calls made to this replica (batches, heartbeats, ack fetches). */
   calls: number;
   /** Deferred acks it sent as calls of their own (debug_ack_delay_ms, nothing to ride on). */
@@ -304,6 +316,10 @@ export interface ClusterStatus {
     logBytes: number;
     /** Log records through this LSN are truncated. */
     truncatedThrough: number;
+    /** Every LSN at or below it is on every node that may serve a strong read. */
+    commitPoint: number;
+    /** Strong reads on the master waiting for the commit point now; that waited, or ran out of time, since start. */
+    strongReads: { waitingNow: number; waited: number; timedOut: number };
   };
   replicas: ReplicaStatus[];
   /** Test-only faults (debug_fault_injection): the message faults set, and faults injected since the master started. */

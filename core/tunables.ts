@@ -68,6 +68,15 @@ const SPECS = {
     max: 60_000,
     description: "Length of the read lease granted to a coherent replica with every message.",
   },
+  lease_guard_ms: {
+    type: "int",
+    default: 5,
+    min: 0,
+    max: 10_000,
+    replicas: true,
+    description:
+      "Clock guard band: a replica stops serving strong reads this long before its lease ends (lease instants are on the master's clock), so a replica clock this far behind the master's is still safe. Keep it well under coherency_lease_ms.",
+  },
   coherency_rejoin_penalty_ms: {
     type: "int",
     default: 10_000,
@@ -81,7 +90,8 @@ const SPECS = {
     default: 200,
     min: 5,
     max: 60_000,
-    description: "A relay that has sent nothing for this long sends a heartbeat (renewing leases).",
+    description:
+      "A relay that has sent nothing for this long sends a batch if one can go, else a heartbeat (renewing leases); at most one heartbeat is in flight per replica.",
   },
   logput_window_bytes: {
     type: "int",
@@ -223,6 +233,7 @@ type ValueOf<S> = S extends { type: "bool" }
     : number;
 export type Tunables = { [K in TunableName]: ValueOf<(typeof SPECS)[K]> };
 export type TunableValue = boolean | number | string;
+export type SyncMode = Tunables["sync_mode"];
 
 export const TUNABLE_NAMES = Object.keys(SPECS) as TunableName[];
 

@@ -20,11 +20,11 @@ import {
   type PullResponse,
   type QueryRequest,
   type QueryResponse,
-  type ReplicaSettings,
   MASTER_CRASH_REASON,
   replicaId,
   replicaObjectName,
 } from "../core/protocol";
+import { replicaSettings } from "../core/replica-settings";
 import { Semaphore } from "../core/semaphore";
 import { truncationPoint } from "../core/log-retention";
 import {
@@ -39,12 +39,14 @@ import { migrate } from "../migrations";
 import type { MessageFaultConfig } from "../core/message-faults";
 import { MessageFaults } from "./fault-link";
 import { MasterMetrics } from "./master-metrics";
+import { MasterReadBarrier } from "./master-read-barrier";
 import { MasterStore } from "./master-store";
 import { Relay, type RelayHost, asAck } from "./relay";
 import type { ReplicaDO } from "./replica";
 import { type ReplicaEntry, ReplicaSet } from "./replica-set";
 import { SnapshotSource } from "./snapshot-source";
 import { type SnapshotProgress, emptyProgress, streamSnapshot } from "./snapshot-stream";
+import { SyncModeSwitch } from "./sync-mode-switch";
 import { TimedJobs } from "./timed-jobs";
 import { type WaitPath, Waiter } from "./waiter";
 import { LogTail, commitLocal } from "./master-commit";
@@ -86,8 +88,7 @@ export class MasterDO extends DurableObject<Env> {
   /** Highest LSN answered as acked: a replica must reach it before it is coherent again. */
   private answeredHighLsn = 0;
   private readonly jobs: TimedJobs;
-  /** Set while a change of sync_mode away from full waits for granted leases to expire. */
-  private leasesSuspended = false;
+  private readonly modeSwitch: SyncModeSwitch;
   private readonly counters = {
     commits: 0,
     replayed: 0,
@@ -96,6 +97,7 @@ export class MasterDO extends DurableObject<Env> {
     inlineWaits: { off: 0, queueFull: 0, notPlain: 0 },
   };
   private readonly waiter: Waiter;
+  private readonly strongReads: MasterReadBarrier;
   /** Test-only relay message faults (debug_fault_injection), and fault counts. */
   private readonly faults = new MessageFaults(
     () => this.tunables.debug_fault_injection,
@@ -130,7 +132,10 @@ export class MasterDO extends DurableObject<Env> {
       logEnd: () => this.logEnd,
       endOffsetAt: (lsn) => this.store.endOffsetAt(lsn),
       rejoinThreshold: () => this.coherencyThreshold(),
-      leasesAllowed: () => this.tunables.sync_mode === "full" && !this.leasesSuspended,
+      leasesAllowed: () => this.modeSwitch.leasesAllowed(this.tunables.sync_mode),
+      // A restarted master may have answered anything in its log (answeredHighLsn).
+      leaseFloor: () => Math.max(this.strongReads.commitPoint, this.answeredHighLsn),
+      leaseStore: this.store,
       joinWaits: (id, acked) => this.waiter.joinWaits(id, acked),
       saveState: (id, state, reason) => this.store.saveReplicaState(id, state, reason),
       marked: (id, reason) => {
@@ -138,6 +143,7 @@ export class MasterDO extends DurableObject<Env> {
       },
       requestPass: () => this.waiter.requestPass(),
     });
+    this.strongReads = new MasterReadBarrier(this.replicas);
     this.waiter = new Waiter(this.replicas.view, {
       now: () => Date.now(),
       durableLsns: () => this.tunables.durable_lsns,
@@ -158,6 +164,7 @@ export class MasterDO extends DurableObject<Env> {
         this.metrics.skippedEarlyStop.inc({ cluster: this.cluster }, result.skippedEarlyStop);
       },
     });
+    this.modeSwitch = new SyncModeSwitch(this.replicas, this.waiter, () => this.answeredHighLsn);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage);
       // Tables made before row capture existed get their capture triggers now.
@@ -208,9 +215,11 @@ export class MasterDO extends DurableObject<Env> {
       });
       saved = this.store.loadReplicaStates();
     }
+    const inherited = this.replicas.inheritedLeaseUntil(now);
     for (const [id, entry] of saved) {
-      this.replicas.add(id, entry.state, entry.reason, new Relay(id, this.relayHost), now);
+      this.replicas.add(id, entry.state, entry.reason, new Relay(id, this.relayHost), inherited);
     }
+    this.replicas.restoreRemoved(now);
     for (const entry of this.replicas.all()) entry.relay.pump();
     this.jobs.at("heartbeat", now + this.heartbeatEvery());
     this.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
@@ -231,12 +240,11 @@ export class MasterDO extends DurableObject<Env> {
     batchMaxRecords: () => this.tunables.relay_batch_max_records,
     batchMaxBytes: () => this.tunables.relay_batch_max_bytes,
     heartbeatMs: () => this.tunables.heartbeat_ms,
-    settings: (): ReplicaSettings => ({
-      ackDelayMs: this.tunables.debug_ack_delay_ms,
-      applyDelayMs: this.tunables.debug_apply_delay_ms,
-    }),
+    settings: () => replicaSettings(this.tunables),
     readLog: (fromLsn, maxRecords, maxBytes) => this.readLog(fromLsn, maxRecords, maxBytes),
-    grantLease: (id) => this.replicas.grantLease(id),
+    grantLease: (id, throughLsn) => this.replicas.grantLease(id, throughLsn),
+    commitPoint: () => this.strongReads.current(),
+    knownCommitPoint: () => this.strongReads.commitPoint,
     onAck: (id, response, rttMs, carried) => {
       if (carried) this.metrics.ackLatency.observe({ cluster: this.cluster, replica: id }, rttMs);
       this.replicas.onAck(id, rttMs, carried, response.ackDelayedMs);
@@ -323,6 +331,7 @@ export class MasterDO extends DurableObject<Env> {
         entry.relay.heartbeatIfDue();
         entry.relay.pump();
         this.replicas.checkUnreachable(entry, now);
+        this.replicas.checkLagging(entry, now);
         if (this.replicas.checkRejoin(entry)) this.waiter.requestPass();
       }
       this.replicas.purgeDeparted(now);
@@ -620,7 +629,10 @@ export class MasterDO extends DurableObject<Env> {
     try {
       this.ensureCluster(request.cluster);
       const result = runQuery(this.node, request.sql, request.params, request.format);
-      return ok({ ...result, servedBy: "master", appliedLsn: this.lsn });
+      // The rows are the state at this LSN; a strong read answers once it is acknowledged.
+      const appliedLsn = this.lsn;
+      if (request.consistency === "strong") await this.strongReads.settle(appliedLsn);
+      return ok({ ...result, servedBy: "master", appliedLsn });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;
@@ -663,6 +675,7 @@ export class MasterDO extends DurableObject<Env> {
         logRows: log.rows,
         logBytes: log.bytes,
         truncatedThrough: this.truncatedThrough,
+        ...this.strongReads.status(),
       },
       replicas,
       faults: { messages: this.faults.current, injected: { ...this.faults.injected } },
@@ -688,13 +701,12 @@ export class MasterDO extends DurableObject<Env> {
       const { next, changed } = applyPatch(this.tunables, patch);
       const values: Record<string, unknown> = {};
       for (const name of changed) values[name] = next[name];
-      const leavingFull = this.tunables.sync_mode === "full" && next.sync_mode !== "full";
-      const enteringFull = this.tunables.sync_mode !== "full" && next.sync_mode === "full";
-      if (leavingFull) await this.expireLeases();
+      const from = this.tunables.sync_mode;
+      await this.modeSwitch.before(from, next.sync_mode);
       this.ctx.storage.transactionSync(() => this.store.saveTunables(values));
       this.tunables = next;
       this.writers.setLimit(next.writer_concurrency);
-      if (enteringFull) this.replicas.demoteMissing(this.answeredHighLsn);
+      this.modeSwitch.after(from, next.sync_mode);
       // Periodic jobs take a changed period from now, not after the old one runs out.
       const now = Date.now();
       if (changed.includes("heartbeat_ms")) this.jobs.at("heartbeat", now + this.heartbeatEvery());
@@ -707,21 +719,6 @@ export class MasterDO extends DurableObject<Env> {
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;
-    }
-  }
-
-  /**
-   * Before commits stop waiting for every coherent replica, every lease granted
-   * under full sync must run out: a replica still holding one could otherwise
-   * serve a strong read without a write the new mode acknowledged.
-   */
-  private async expireLeases(): Promise<void> {
-    this.leasesSuspended = true;
-    try {
-      const wait = this.replicas.latestLeaseGranted() - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 1));
-    } finally {
-      this.leasesSuspended = false;
     }
   }
 
@@ -836,7 +833,7 @@ export class MasterDO extends DurableObject<Env> {
       this.store.saveReplicaState(id, "incoherent", "new");
       this.store.setMeta("next_replica", String(next + 1));
     });
-    this.replicas.add(id, "incoherent", "new", new Relay(id, this.relayHost), Date.now());
+    this.replicas.add(id, "incoherent", "new", new Relay(id, this.relayHost), 0);
     if (this.lsn > 0) this.requestSnapshot(id);
     else this.replicas.get(id)?.relay.pump();
     return { id, replicas: this.replicas.ids() };

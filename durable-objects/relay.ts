@@ -9,58 +9,14 @@
  * per D. A failed call breaks the stub: the relay makes a new one, backs off,
  * and resends from the last LSN the replica acked.
  */
-import type {
-  AckRequest,
-  AppendRequest,
-  AppendResponse,
-  LogRecord,
-  ReplicaSettings,
-} from "../core/protocol";
+import type { AppendRequest, AppendResponse, LogRecord } from "../core/protocol";
+import { HeldAcks } from "../core/held-acks";
 import { LagTracker } from "../core/lag";
+import { type RelayHost, asAck } from "./relay-host";
 import type { ReplicaDO } from "./replica";
 
-export interface RelayHost {
-  cluster: string;
-  now(): number;
-  masterLsn(): number;
-  term(): number;
-  window(): number;
-  callsInFlight(): number;
-  batchMaxRecords(): number;
-  batchMaxBytes(): number;
-  heartbeatMs(): number;
-  settings(): ReplicaSettings;
-  readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[];
-  /** Lease to grant with a message sent now (0 when the replica may not serve strong reads). */
-  grantLease(id: string): number;
-  onAck(id: string, response: AppendResponse, rttMs: number, carriedRecords: boolean): void;
-  onFailure(id: string, error: unknown): void;
-  newStub(id: string): DurableObjectStub<ReplicaDO>;
-  /** The one send point: `stub.append(request)`, through the test-only message faults. */
-  append(
-    id: string,
-    stub: DurableObjectStub<ReplicaDO>,
-    request: AppendRequest,
-  ): Promise<AppendResponse>;
-  /** Asks the master's scheduler to call `retryNow` at `at` (relay restarts are scheduled jobs). */
-  scheduleRestart(id: string, at: number): void;
-  /** Log records through this LSN are gone: a replica that needs them gets a snapshot. */
-  truncatedThrough(): number;
-  requestSnapshot(id: string): void;
-  /** The replica computed other effects than the master: it is rebuilt. */
-  diverged(id: string, at: { lsn: number; detail: string }): void;
-}
+export { type RelayHost, asAck } from "./relay-host";
 
-export function asAck(ack: AckRequest): AppendResponse {
-  return {
-    appliedLsn: ack.appliedLsn,
-    gap: false,
-    echoSentAt: ack.echoSentAt,
-    skipped: 0,
-    applied: 0,
-    ackDelayedMs: ack.ackDelayedMs,
-  };
-}
 const MIN_BACKOFF_MS = 20;
 /** Unacked batches allowed, in windows, when acks are deferred and some fall due late. */
 const MAX_UNACKED_WINDOWS = 2;
@@ -95,6 +51,10 @@ export class Relay {
   calls = 0;
   /** Deferred acks the replica had to send as calls of its own (no message to ride on). */
   ackCalls = 0;
+  /** Empty messages sent only to tell the replica a new commit point (see tellCommitPoint). */
+  commitPointNotices = 0;
+  /** The commit point the last message carried. */
+  private commitPointSent = 0;
   /** Pull requests this replica made (catch-up batches served by the master). */
   pullBatches = 0;
   /** While the master streams a snapshot to this replica: no records, heartbeats only. */
@@ -102,13 +62,12 @@ export class Relay {
   snapshots = 0;
   /** Batches sent and not yet acked: the window, and the lag's anchor. */
   readonly lag = new LagTracker();
-  /**
-   * Acks the replica holds back (debug_ack_delay_ms): each batch's last LSN and
-   * the time from which a message to the replica is sure to find its ack due.
-   */
-  private readonly heldAcks: { lastLsn: number; dueAt: number }[] = [];
+  /** Acks the replica holds back (debug_ack_delay_ms). */
+  private readonly heldAcks = new HeldAcks();
   /** An empty message is out fetching a held ack (the replica answers when it is due). */
   private collecting = false;
+  /** Heartbeats sent and not answered: at most one periodic one (heartbeatIfDue). */
+  private heartbeatsInFlight = 0;
 
   constructor(
     readonly id: string,
@@ -135,8 +94,9 @@ export class Relay {
       return;
     }
     const window = this.host.window();
-    // A held fetch (below) waits at the replica; it does not take a batch's place.
-    const calls = this.host.callsInFlight() + (this.collecting ? 1 : 0);
+    // A held fetch (below) waits at the replica, and a heartbeat may wait behind a slow
+    // apply: neither takes a batch's place.
+    const calls = this.host.callsInFlight() + (this.collecting ? 1 : 0) + this.heartbeatsInFlight;
     const now = this.host.now();
     // The window counts batches whose ack is still travelling, not calls not yet
     // answered: with deferred acks the calls return at once, and records would
@@ -156,21 +116,28 @@ export class Relay {
       this.send(records);
     }
     this.collectDueAcks(now);
+    this.tellCommitPoint();
   }
 
   /**
-   * Batches whose ack has not had time to come back. With debug_ack_delay_ms a
-   * replica answers at once and holds the ack for the delay, handing it over
-   * with the next message it receives. A real link of that latency would free a
-   * window slot when the call returned, after the delay; here the slot frees
-   * when the ack falls due, and the next batch picks the ack up on its reply:
-   * one call per batch, as on the real link, instead of a batch call plus an
-   * ack call.
+   * A replica answers a strong read only once the commit point it knows of has
+   * reached the LSN the read ran at, and it learns the commit point from the
+   * master's messages. When the point has moved past the one this replica was
+   * last told, the replica has applied more than that, and nothing is on its
+   * way to it, an empty message brings the new point now instead of the next
+   * heartbeat. Under load there is always a call in flight, and the batches
+   * carry it.
    */
+  private tellCommitPoint(): void {
+    if (this.inFlight > 0 || this.ackedLsn <= this.commitPointSent) return;
+    if (this.host.knownCommitPoint() <= this.commitPointSent) return;
+    this.commitPointNotices++;
+    this.send([]);
+  }
+
+  /** Batches whose ack has not had time to come back (a held ack that fell due has). */
   private awaitingAcks(now: number): number {
-    let due = 0;
-    for (const held of this.heldAcks) if (held.dueAt <= now) due++;
-    return this.lag.size - due;
+    return this.lag.size - this.heldAcks.dueCount(now);
   }
 
   /**
@@ -183,48 +150,46 @@ export class Relay {
    * after it fell due.
    */
   private collectDueAcks(now: number): void {
-    const dueAt = this.heldAcks[0]?.dueAt;
+    const dueAt = this.heldAcks.firstDueAt;
     // A message sent since the ack fell due brings it back with its reply.
     if (dueAt === undefined || this.collecting || this.lastSentAt >= dueAt) return;
     if (this.inFlight >= this.host.window()) return;
     this.send([], Math.max(0, Math.ceil(dueAt - now)));
   }
 
-  /**
-   * A reply said the replica holds the ack (debug_ack_delay_ms). The replica
-   * got the message before this reply arrived, so the ack is due there by
-   * `now + delay` on any clock running at the same rate: a message sent from
-   * then on finds it due.
-   */
-  private expectHeldAck(lastLsn: number | null, sentAt: number, now: number): void {
-    const dueAt = now + this.host.settings().ackDelayMs;
-    // A message sent after the earliest held ack fell due came back without it
-    // (the replica lost it in a restart): the replica deferred an ack of its
-    // position with this message, and that one covers the batch if it has it.
-    const first = this.heldAcks[0];
-    if (first !== undefined && first.dueAt <= sentAt) first.dueAt = dueAt;
-    if (lastLsn !== null && lastLsn > this.ackedLsn) this.heldAcks.push({ lastLsn, dueAt });
-  }
-
   /** The stream restarted (a gap, a failure, a mode change): nothing is outstanding. */
   private forgetOutstanding(): void {
     this.lag.reset();
-    this.heldAcks.length = 0;
+    this.heldAcks.clear();
   }
 
-  /** Sends a heartbeat if nothing went out for heartbeat_ms and the window has room. */
+  /**
+   * If nothing went out for heartbeat_ms: a batch if one can go (it carries the
+   * lease as well), else a heartbeat, but not while one is still on its way. A
+   * replica slower per call than a few heartbeat periods would otherwise have
+   * its calls taken by heartbeats and get no records.
+   */
   heartbeatIfDue(): void {
     if (this.retryAt !== null || this.retired || this.disconnected) return;
-    if (this.inFlight >= this.host.window()) return;
     if (this.host.now() - this.lastSentAt < this.host.heartbeatMs()) return;
+    if (this.sentSomething(() => this.pump()) || this.heartbeatsInFlight > 0) return;
+    if (this.inFlight >= this.host.window()) return;
     this.heartbeats++;
-    this.send([]);
+    this.send([], 0, true);
   }
 
-  private send(records: LogRecord[], holdMs = 0): void {
+  /** Whether `act` sent anything. */
+  private sentSomething(act: () => void): boolean {
+    const calls = this.calls;
+    act();
+    return this.calls !== calls;
+  }
+
+  private send(records: LogRecord[], holdMs = 0, heartbeat = false): void {
     const generation = this.generation;
     const held = holdMs > 0;
     if (held) this.collecting = true;
+    if (heartbeat) this.heartbeatsInFlight++;
     const sentAt = this.host.now();
     const last = records[records.length - 1];
     if (last !== undefined) {
@@ -234,28 +199,34 @@ export class Relay {
     this.inFlight++;
     this.calls++;
     this.lastSentAt = sentAt;
+    // Before the lease: the lease floor then covers the commit point this message carries.
+    const commitPoint = this.host.commitPoint();
     const request: AppendRequest = {
       cluster: this.host.cluster,
       replicaId: this.id,
       term: this.host.term(),
       sentAt,
       masterLsn: this.host.masterLsn(),
-      leaseUntil: this.host.grantLease(this.id),
+      leaseUntil: this.host.grantLease(this.id, last?.lsn ?? this.ackedLsn),
+      commitPoint,
       settings: this.host.settings(),
       records,
       pull: this.pulling,
       ackedLsn: this.ackedLsn,
       ...(held ? { holdMs } : {}),
     };
+    this.commitPointSent = request.commitPoint;
     this.host.append(this.id, this.stub, request).then(
       (response) => {
         if (held) this.collecting = false;
+        if (heartbeat) this.heartbeatsInFlight--;
         if (response.refused === undefined) {
           this.onResponse(generation, response, last?.lsn ?? null, sentAt);
         } else this.onError(generation, new Error(response.refused));
       },
       (error: unknown) => {
         if (held) this.collecting = false;
+        if (heartbeat) this.heartbeatsInFlight--;
         this.onError(generation, error);
       },
     );
@@ -297,7 +268,8 @@ export class Relay {
     if (!response.ackDeferred) this.takeAck(response, carried, now);
     if (response.dueAck !== undefined) this.takeAck(asAck(response.dueAck), true, now);
     if (response.ackDeferred && generation === this.generation) {
-      this.expectHeldAck(lastLsn, sentAt, now);
+      const delayMs = this.host.settings().ackDelayMs;
+      this.heldAcks.expect(lastLsn, sentAt, now, delayMs, this.ackedLsn);
     }
     if (response.diverged !== undefined && !this.snapshotting) {
       this.host.diverged(this.id, response.diverged);
@@ -319,9 +291,7 @@ export class Relay {
     this.lastAckAt = now;
     if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;
     this.lag.acked(this.ackedLsn);
-    while ((this.heldAcks[0]?.lastLsn ?? Number.POSITIVE_INFINITY) <= this.ackedLsn) {
-      this.heldAcks.shift();
-    }
+    this.heldAcks.acked(this.ackedLsn);
     this.host.onAck(this.id, response, now - response.echoSentAt, carried);
   }
 
@@ -433,11 +403,15 @@ export class Relay {
     this.pump();
   }
 
-  /** Sends a heartbeat now if the window allows (a lease to grant, a pull to ask for). */
+  /**
+   * Sends a message now if the window allows (a lease to grant, a pull to ask
+   * for): a batch if one can go, else a heartbeat, even with a periodic one on
+   * its way, which carries the state from before.
+   */
   heartbeatNow(): void {
-    if (this.retryAt === null && !this.retired && !this.disconnected) {
-      if (this.inFlight < this.host.window()) this.send([]);
-    }
+    if (this.retryAt !== null || this.retired || this.disconnected) return;
+    if (this.sentSomething(() => this.pump())) return;
+    if (this.inFlight < this.host.window()) this.send([], 0, true);
   }
 
   /** Ends the backoff: the scheduled restart, or a replica that was just started. */

@@ -1,12 +1,16 @@
 /**
  * The master's view of its replicas: each one's state, lease, ack timing and
  * relay, and the coherency rules that move it between states (rejoin with a
- * penalty, incoherent marks by cause, the slow-replica rule, pull mode).
+ * penalty, incoherent marks by cause, the slow-replica rule, pull mode). It
+ * grants leases (only past the lease floor) and keeps what a restarted master
+ * must know of them (LeaseMemory).
  */
 import type { NodeView } from "../core/ack-book";
+import type { LeaseNode } from "../core/commit-point";
 import type { ReplicaState, ReplicaStatus } from "../core/protocol";
 import { findSlowReplica } from "../core/slow-replica";
 import type { Tunables } from "../core/tunables";
+import { LeaseMemory, type MetaStore } from "./lease-memory";
 import type { Relay } from "./relay";
 
 export interface ReplicaEntry {
@@ -37,10 +41,24 @@ export interface ReplicaSetHost {
   rejoinThreshold(): number;
   /** Whether leases may be granted now (full sync, no mode change under way). */
   leasesAllowed(): boolean;
+  /**
+   * The LSN a replica must have applied to be granted a lease: the commit point,
+   * and after a master restart the whole log (see core/commit-point.ts).
+   */
+  leaseFloor(): number;
+  /** Where the lease bookkeeping that must survive a restart is kept (LeaseMemory). */
+  leaseStore: MetaStore;
   joinWaits(id: string, ackedLsn: number): void;
   saveState(id: string, state: ReplicaState, reason: string | null): void;
   marked(id: string, reason: string): void;
   requestPass(): void;
+}
+
+/** A removed replica, kept while the last lease it was granted may still run. */
+interface Departed {
+  id: string;
+  leaseGrantedUntil: number;
+  ackedLsn(): number;
 }
 
 /** Weight of the newest batch round trip in a replica's average ack time. */
@@ -52,17 +70,51 @@ export class ReplicaSet {
    * Removed replicas, kept until the last lease they were granted has expired:
    * commits that began waiting on them still need to know when they may drop them.
    */
-  private readonly departed = new Map<string, ReplicaEntry>();
+  private readonly departed = new Map<string, Departed>();
 
-  constructor(private readonly host: ReplicaSetHost) {}
+  private readonly memory: LeaseMemory;
+  /** Told whenever acks arrive or a replica changes state (the read barrier watches). */
+  private readonly watchers: (() => void)[] = [];
 
-  add(id: string, state: ReplicaState, reason: string | null, relay: Relay, now: number): void {
+  constructor(private readonly host: ReplicaSetHost) {
+    this.memory = new LeaseMemory(host.leaseStore);
+  }
+
+  watch(watcher: () => void): void {
+    this.watchers.push(watcher);
+  }
+
+  /** A pass of the waiter may now answer commits, and the commit point may move. */
+  private changed(): void {
+    this.host.requestPass();
+    this.tellWatchers();
+  }
+
+  private tellWatchers(): void {
+    for (const watcher of this.watchers) watcher();
+  }
+
+  masterLsn(): number {
+    return this.host.masterLsn();
+  }
+
+  tunables(): Tunables {
+    return this.host.tunables();
+  }
+
+  /** `leaseUntil`: until when a lease it was granted may be held (0: never granted one). */
+  add(
+    id: string,
+    state: ReplicaState,
+    reason: string | null,
+    relay: Relay,
+    leaseUntil: number,
+  ): void {
     this.entries.set(id, {
       id,
       state,
       reason,
-      // A previous incarnation may have granted a lease; assume it is still held.
-      leaseGrantedUntil: now + this.host.tunables().coherency_lease_ms,
+      leaseGrantedUntil: leaseUntil,
       demotedAt: 0,
       avgAckMs: 0,
       ackSamples: 0,
@@ -81,7 +133,29 @@ export class ReplicaSet {
     const entry = this.entries.get(id);
     if (entry === undefined) return;
     this.entries.delete(id);
-    this.departed.set(id, entry);
+    this.departed.set(id, {
+      id,
+      leaseGrantedUntil: entry.leaseGrantedUntil,
+      ackedLsn: () => entry.relay.ackedLsn,
+    });
+    this.memory.removed(id, entry.leaseGrantedUntil, Date.now());
+    this.tellWatchers();
+  }
+
+  /** At start-up: until when a lease an earlier incarnation granted may be held. */
+  inheritedLeaseUntil(now: number): number {
+    return this.memory.heldUntil(now, this.host.tunables().coherency_lease_ms);
+  }
+
+  /**
+   * At start-up: replicas removed while their lease may still run keep holding
+   * up commits until it has (an ack from one no longer counts: it is unknown).
+   */
+  restoreRemoved(now: number): void {
+    for (const { id, leaseUntil } of this.memory.removals(now)) {
+      if (this.entries.has(id)) continue;
+      this.departed.set(id, { id, leaseGrantedUntil: leaseUntil, ackedLsn: () => 0 });
+    }
   }
 
   /** Forgets removed replicas whose leases have run out. */
@@ -89,10 +163,6 @@ export class ReplicaSet {
     for (const [id, entry] of this.departed) {
       if (now >= entry.leaseGrantedUntil) this.departed.delete(id);
     }
-  }
-
-  private known(id: string): ReplicaEntry | undefined {
-    return this.entries.get(id) ?? this.departed.get(id);
   }
 
   all(): ReplicaEntry[] {
@@ -112,29 +182,67 @@ export class ReplicaSet {
    */
   waitSetIds(now: number): Set<string> {
     const out = new Set<string>();
-    for (const entry of [...this.entries.values(), ...this.departed.values()]) {
+    for (const entry of this.entries.values()) {
       if (entry.state === "coherent" || now < entry.leaseGrantedUntil) out.add(entry.id);
+    }
+    for (const gone of this.departed.values()) {
+      if (now < gone.leaseGrantedUntil) out.add(gone.id);
     }
     return out;
   }
 
   readonly view: NodeView = {
-    ackedLsn: (id) => this.known(id)?.relay.ackedLsn ?? 0,
+    ackedLsn: (id) =>
+      this.entries.get(id)?.relay.ackedLsn ?? this.departed.get(id)?.ackedLsn() ?? 0,
     isCoherent: (id) => this.entries.get(id)?.state === "coherent",
-    leaseUntil: (id) => this.known(id)?.leaseGrantedUntil ?? 0,
+    leaseUntil: (id) => (this.entries.get(id) ?? this.departed.get(id))?.leaseGrantedUntil ?? 0,
   };
 
-  grantLease(id: string): number {
+  /**
+   * The lease for a message that brings replica `id` through `throughLsn` (it
+   * takes the lease only after applying the message, and only if the message
+   * did not start past its position). Only a replica that will then have every
+   * LSN up to the lease floor gets one: a strong read it serves can never miss
+   * what the commit point already let another read return.
+   */
+  grantLease(id: string, throughLsn: number): number {
     const entry = this.entries.get(id);
-    if (entry === undefined || entry.state !== "coherent" || !this.host.leasesAllowed()) return 0;
-    const until = Date.now() + this.host.tunables().coherency_lease_ms;
+    if (entry === undefined || entry.state !== "coherent" || !this.leasesAllowed()) return 0;
+    if (Math.max(entry.relay.ackedLsn, throughLsn) < this.host.leaseFloor()) return 0;
+    const now = Date.now();
+    const leaseMs = this.host.tunables().coherency_lease_ms;
+    const until = now + leaseMs;
+    // Remembered before the message leaves (its output gate waits for the write).
+    this.memory.cover(until, leaseMs, now);
     if (until > entry.leaseGrantedUntil) entry.leaseGrantedUntil = until;
     return until;
   }
 
+  leasesAllowed(): boolean {
+    return this.host.leasesAllowed();
+  }
+
+  /** Every replica the commit point must consider, removed ones whose lease may still run included. */
+  leaseNodes(): LeaseNode[] {
+    const live = [...this.entries.values()].map((entry) => ({
+      ackedLsn: entry.relay.ackedLsn,
+      coherent: entry.state === "coherent",
+      leaseUntil: entry.leaseGrantedUntil,
+    }));
+    const gone = [...this.departed.values()].map((entry) => ({
+      ackedLsn: entry.ackedLsn(),
+      coherent: false,
+      leaseUntil: entry.leaseGrantedUntil,
+    }));
+    return [...live, ...gone];
+  }
+
+  /** The latest instant any lease granted may run to, removed replicas' included. */
   latestLeaseGranted(): number {
     let until = 0;
-    for (const entry of this.entries.values()) until = Math.max(until, entry.leaseGrantedUntil);
+    for (const entry of [...this.entries.values(), ...this.departed.values()]) {
+      until = Math.max(until, entry.leaseGrantedUntil);
+    }
     return until;
   }
 
@@ -156,7 +264,7 @@ export class ReplicaSet {
       entry.state = "catching-up";
       if (!this.checkRejoin(entry)) this.choosePullMode(entry);
     }
-    this.host.requestPass();
+    this.changed();
   }
 
   /**
@@ -200,6 +308,7 @@ export class ReplicaSet {
     this.host.marked(entry.id, reason);
     this.host.saveState(entry.id, "incoherent", reason);
     this.choosePullMode(entry);
+    this.tellWatchers();
   }
 
   /** A coherent replica that has answered nothing for rep_timeout_ms is marked incoherent. */
@@ -208,7 +317,22 @@ export class ReplicaSet {
     const lastHeard = entry.relay.lastHeardAt ?? 0;
     if (now - lastHeard >= this.host.tunables().rep_timeout_ms) {
       this.markIncoherent(entry, "unreachable");
-      this.host.requestPass();
+      this.changed();
+    }
+  }
+
+  /**
+   * Under full sync, a coherent replica that has left a record unacked for
+   * rep_timeout_ms is marked incoherent even when no commit waits on it any
+   * more (its commit was answered COMMIT_TIMEOUT first): until it is marked and
+   * its lease runs out, the commit point cannot pass that record, and every
+   * strong read of it anywhere waits.
+   */
+  checkLagging(entry: ReplicaEntry, now: number): void {
+    if (entry.state !== "coherent" || !this.host.leasesAllowed()) return;
+    if (entry.relay.lag.lagMs(now) >= this.host.tunables().rep_timeout_ms) {
+      this.markIncoherent(entry, "ack-timeout");
+      this.changed();
     }
   }
 
@@ -224,7 +348,7 @@ export class ReplicaSet {
     const entry = slow === null ? undefined : this.entries.get(slow);
     if (entry !== undefined) {
       this.markIncoherent(entry, "slow");
-      this.host.requestPass();
+      this.changed();
     }
   }
 
@@ -278,6 +402,7 @@ export class ReplicaSet {
       rebuilding: entry.relay.snapshotting,
       skipped: entry.relay.skipped,
       heartbeats: entry.relay.heartbeats,
+      commitPointNotices: entry.relay.commitPointNotices,
       calls: entry.relay.calls,
       ackCalls: entry.relay.ackCalls,
       snapshots: entry.relay.snapshots,

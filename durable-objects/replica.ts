@@ -30,6 +30,7 @@ import { runQuery } from "./sqlite/query";
 import { Schema } from "./sqlite/schema";
 import { type SnapshotState, snapshotStep } from "./sqlite/snapshot-install";
 import type { SqlNode } from "./sqlite/write";
+import { ReplicaReadGate } from "./replica-read-gate";
 
 const PULL_BATCH_RECORDS = 1000;
 /** Longest a fetch for a held ack may wait (debug_ack_delay_ms is at most a minute). */
@@ -41,7 +42,8 @@ export class ReplicaDO extends DurableObject<Env> {
   private appliedLsn = 0;
   private identity = "";
   private stopped = false;
-  private leaseUntil = 0;
+  /** The lease, the guard band and the commit point: what a strong read here may return. */
+  private readonly strongReads = new ReplicaReadGate();
   // Acks that fall due ride on the next reply. The master's relay sends a message
   // when an ack falls due, so the queue's timer fires OWN_ACK_GRACE_MS late: only a
   // replica that heard nothing since sends the ack as its own call.
@@ -99,7 +101,7 @@ export class ReplicaDO extends DurableObject<Env> {
     if (this.rebuilding || this.diverged !== null) {
       // A heartbeat during a rebuild, or after diverging: answer it, apply
       // nothing, take no lease.
-      this.leaseUntil = 0;
+      this.strongReads.learn(request, false);
       return {
         appliedLsn: this.appliedLsn,
         gap: request.records.length > 0,
@@ -116,7 +118,7 @@ export class ReplicaDO extends DurableObject<Env> {
     if (this.stopped) return this.refusal(request);
     const outcome = this.applyBatch(request.records);
     // The lease is taken only after the records that came with it are applied.
-    this.leaseUntil = outcome.gap || this.diverged !== null ? 0 : request.leaseUntil;
+    this.strongReads.learn(request, !outcome.gap && this.diverged === null);
     if (request.pull && request.masterLsn > this.appliedLsn && !this.rebuilding) {
       this.startPulling(request);
     }
@@ -316,7 +318,8 @@ export class ReplicaDO extends DurableObject<Env> {
     if (this.diverged !== null) {
       return { kind: "redirect", reason: `replica diverged at LSN ${this.diverged.lsn}` };
     }
-    if (request.consistency === "strong" && !(Date.now() < this.leaseUntil)) {
+    const strong = request.consistency === "strong";
+    if (strong && !this.strongReads.leaseValid(Date.now())) {
       return { kind: "redirect", reason: "no valid lease" };
     }
     if (request.consistency === "bookmark" && this.appliedLsn < request.minLsn) {
@@ -324,7 +327,11 @@ export class ReplicaDO extends DurableObject<Env> {
     }
     try {
       const result = runQuery(this.node, request.sql, request.params, request.format);
-      return { kind: "rows", response: { ...result, servedBy, appliedLsn: this.appliedLsn } };
+      // Read first, at this LSN, then wait (not holding the event loop) until it is acknowledged.
+      const appliedLsn = this.appliedLsn;
+      const late = strong ? await this.strongReads.settle(appliedLsn) : null;
+      if (late !== null) return { kind: "redirect", reason: late };
+      return { kind: "rows", response: { ...result, servedBy, appliedLsn } };
     } catch (error) {
       if (error instanceof ApiError) return { kind: "error", error: error.toBody() };
       throw error;
@@ -337,7 +344,7 @@ export class ReplicaDO extends DurableObject<Env> {
     const kv = this.ctx.storage.kv;
     if (message.phase === "begin") {
       this.rebuilding = true;
-      this.leaseUntil = 0;
+      this.strongReads.dropLease();
       kv.put("m:rebuilding", String(message.lsn));
     }
     const step = snapshotStep(this.ctx.storage, this.node, this.snapshot, message);
@@ -369,7 +376,7 @@ export class ReplicaDO extends DurableObject<Env> {
   /** Fault hook (the master checks debug_fault_injection before calling). */
   async setStopped(stopped: boolean): Promise<void> {
     this.stopped = stopped;
-    this.leaseUntil = 0;
+    this.strongReads.dropLease();
     this.setMeta("stopped", stopped ? "1" : "0");
   }
 

@@ -89,6 +89,12 @@ export class Waiter {
     this.book.joinWaits(id, ackedLsn);
   }
 
+  /** Back to full sync: waiting quorum commits wait for every node in `mayServe` (AckBook). */
+  adoptFullSync(mayServe: Iterable<string>): void {
+    this.book.adoptFullSync(mayServe, this.view);
+    this.requestPass();
+  }
+
   /** Acks arrived: one pass at the end of this turn covers all of them. */
   requestPass(): void {
     if (this.passQueued) return;

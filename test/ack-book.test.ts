@@ -485,3 +485,30 @@ describe("ack book at scale", () => {
     expect(book.oldestLsn()).toBe(acked + 1);
   });
 });
+
+describe("AckBook.adoptFullSync (sync_mode back to full)", () => {
+  it("a commit waiting on a quorum now waits for every node that may serve and has not acked it", () => {
+    const cluster = fakeCluster({ A: 5, B: 5, C: 0 });
+    const book = new AckBook<string>();
+    // Waiting on a quorum of 2 of {A, B}: acked by both, it would be answered at the next pass.
+    book.add({ ...commit(5, ["A", "B"]), quorum: 2 });
+    // C was not in its wait set (it rejoined after it began), D already has it.
+    cluster.acked.set("D", 9);
+    book.adoptFullSync(["A", "B", "C", "D"], cluster.view);
+    expect(outcomes(book.pass(cluster.view, { now: 0, durableLsns: false }))).toEqual([]);
+    cluster.acked.set("C", 5);
+    expect(outcomes(book.pass(cluster.view, { now: 0, durableLsns: false }))).toEqual([
+      [5, "acked"],
+    ]);
+  });
+
+  it("leaves commits already under full rules as they are", () => {
+    const cluster = fakeCluster({ A: 0, B: 3 });
+    const book = new AckBook<string>();
+    book.add(commit(3, ["B"]));
+    book.adoptFullSync(["A", "B"], cluster.view);
+    expect(outcomes(book.pass(cluster.view, { now: 0, durableLsns: false }))).toEqual([
+      [3, "acked"],
+    ]);
+  });
+});
