@@ -364,13 +364,19 @@ export class Relay {
     this.forgetOutstanding();
   }
 
-  /** The replica installed a snapshot at `lsn`: stream from there. */
+  /**
+   * The replica installed a snapshot at `lsn`: stream from there. Its position
+   * is the snapshot's now, lower than what it acked before when the snapshot
+   * is an older one resumed: the rejoin rule, the lease floor and the wait sets
+   * must see where it really is.
+   */
   finishSnapshot(lsn: number): void {
     this.snapshotting = false;
     this.snapshots++;
     this.generation++;
     this.sentLsn = lsn;
-    this.noteApplied(lsn);
+    this.ackedLsn = lsn;
+    this.lag.reset();
     this.pump();
   }
 

@@ -40,6 +40,17 @@ export class ReplicaReadGate {
   }
 
   /**
+   * Whether a replica at `appliedLsn` lacks commits the cluster already counts
+   * as committed. A leased replica never should (the commit point counts its
+   * acks, and a lease goes only to a replica past it), but one rolled back by a
+   * snapshot older than what it had acked would: it must not serve, whatever
+   * its lease says.
+   */
+  behindCommitPoint(appliedLsn: number): boolean {
+    return appliedLsn < this.barrier.commitPoint;
+  }
+
+  /**
    * The read ran at `lsn`; resolves to null once the commit point reached it,
    * or to the reason it did not within the bound (the read is then redirected).
    */

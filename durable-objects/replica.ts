@@ -322,6 +322,9 @@ export class ReplicaDO extends DurableObject<Env> {
     if (strong && !this.strongReads.leaseValid(Date.now())) {
       return { kind: "redirect", reason: "no valid lease" };
     }
+    if (strong && this.strongReads.behindCommitPoint(this.appliedLsn)) {
+      return { kind: "redirect", reason: "behind the commit point" };
+    }
     if (request.consistency === "bookmark" && this.appliedLsn < request.minLsn) {
       return { kind: "redirect", reason: "behind the bookmark" };
     }

@@ -1,0 +1,313 @@
+/**
+ * Breaks of the cluster's promises found with a data token (and, for the
+ * tunables, the admin token), reproduced through the front door. Every `it`
+ * asserts what the docs promise, so each one fails while the break stands;
+ * the failure message shows what the cluster did instead.
+ */
+import { describe, expect, it } from "vitest";
+import { call, exec, freshCluster, patchTunables, query, verify } from "./helpers";
+import { addReplica, converged, NODES, rowsOn } from "./node-images";
+
+async function ok(c: string, sql: string, params?: unknown[]) {
+  const res = await exec(c, [{ sql, ...(params === undefined ? {} : { params }) }]);
+  expect(res.status, `${sql}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res;
+}
+
+interface ReplicaStatus {
+  id: string;
+  state: string;
+  ackedLsn: number;
+  incoherentReason: string | null;
+  lastError: string | null;
+  snapshot: { id: string | null; lastError: string | null };
+}
+
+async function replicaStates(c: string): Promise<ReplicaStatus[]> {
+  const s = await call<{ replicas: ReplicaStatus[] }>("GET", `/admin/clusters/${c}/status`);
+  return s.body.replicas;
+}
+
+/**
+ * Waits until every replica is coherent at the master's LSN (so each of them
+ * may serve reads), then compares what each one serves with the master.
+ */
+async function coherentReplicasServeTheMastersRows(
+  c: string,
+  sql: string,
+  nodes: string[] = NODES,
+): Promise<void> {
+  await converged(c, 30_000);
+  const states = await replicaStates(c);
+  const master = await rowsOn(c, "master", sql);
+  for (const node of nodes.filter((n) => n !== "master")) {
+    const state = states.find((r) => r.id === node);
+    const rows = await rowsOn(c, node, sql);
+    expect(
+      rows,
+      `${node} (${state?.state}, reason ${state?.incoherentReason}) serves other rows than the master for ${sql}`,
+    ).toEqual(master);
+  }
+  const v = await verify(c);
+  expect(v.body.mismatches, "verify").toEqual([]);
+}
+
+describe("promise 4: coherent replicas hold the master's rows (row capture), 4 replicas", () => {
+  it("a user AFTER INSERT trigger that updates the row it fires on: replicas keep the pre-trigger image", async () => {
+    const c = freshCluster("trig-order-ins");
+    await ok(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, x)");
+    await ok(
+      c,
+      "CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET x = 'changed' WHERE id = NEW.id; END",
+    );
+    await ok(c, "INSERT INTO t (id, x) VALUES (1, 'orig')");
+    expect(await rowsOn(c, "master", "SELECT id, x FROM t")).toEqual([[1, "changed"]]);
+    // The user trigger, created after the table's capture triggers, fires first: the
+    // nested UPDATE is captured before the INSERT, whose image (NEW, 'orig') is applied last.
+    await coherentReplicasServeTheMastersRows(c, "SELECT id, x FROM t");
+  });
+
+  it("a user AFTER DELETE trigger that puts the row back: replicas delete it for good", async () => {
+    const c = freshCluster("trig-order-del");
+    await ok(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, x)");
+    await ok(
+      c,
+      "CREATE TRIGGER tr AFTER DELETE ON t BEGIN INSERT INTO t VALUES (OLD.id, 'back'); END",
+    );
+    await ok(c, "INSERT INTO t VALUES (1, 'a')");
+    await ok(c, "DELETE FROM t WHERE id = 1");
+    expect(await rowsOn(c, "master", "SELECT id, x FROM t")).toEqual([[1, "back"]]);
+    await coherentReplicasServeTheMastersRows(c, "SELECT id, x FROM t");
+  });
+});
+
+describe("promise 1: a data token cannot disable row capture, 4 replicas", () => {
+  it("RAISE(IGNORE) in a user AFTER trigger skips the capture triggers: the row never reaches a replica", async () => {
+    const c = freshCluster("raise-ignore");
+    await ok(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, x)");
+    await ok(
+      c,
+      "CREATE TRIGGER hide AFTER INSERT ON t WHEN NEW.x = 'hidden' BEGIN SELECT RAISE(IGNORE); END",
+    );
+    await ok(c, "INSERT INTO t VALUES (1, 'seen'), (2, 'hidden'), (3, 'seen')");
+    expect(await rowsOn(c, "master", "SELECT id, x FROM t ORDER BY id")).toEqual([
+      [1, "seen"],
+      [2, "hidden"],
+      [3, "seen"],
+    ]);
+    await coherentReplicasServeTheMastersRows(c, "SELECT id, x FROM t ORDER BY id");
+  });
+});
+
+describe("promise 4: user triggers run on the master only (the trigger guard), 4 replicas", () => {
+  it("a WHEN clause with unbalanced parentheses turns the injected guard into (guard AND 0) OR (1)", async () => {
+    const c = freshCluster("guard-parens");
+    await ok(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, a, b)");
+    await ok(c, "CREATE VIRTUAL TABLE f USING fts5(x)");
+    await ok(
+      c,
+      "CREATE TRIGGER tr AFTER UPDATE OF b ON t WHEN 0) OR (1 BEGIN INSERT INTO f (x) VALUES ('replica only'); END",
+    );
+    const stored = await rowsOn(c, "master", "SELECT sql FROM sqlite_schema WHERE name = 'tr'");
+    expect(String(stored[0]?.[0])).toContain(
+      "WHEN (NOT EXISTS (SELECT 1 FROM _repl_applying)) AND (0) OR (1) BEGIN",
+    );
+    await ok(c, "INSERT INTO t VALUES (1, 1, 1)");
+    // On the master the trigger does not fire (b is not SET); a replica applies the
+    // captured row with UPDATE ... SET every column, b included, and its guard is void.
+    await ok(c, "UPDATE t SET a = 2");
+    expect(await rowsOn(c, "master", "SELECT rowid, x FROM f")).toEqual([]);
+    // fts5 rows are outside the effects digest: the replicas stay coherent.
+    await coherentReplicasServeTheMastersRows(c, "SELECT rowid, x FROM f");
+  });
+});
+
+describe("promise 4: writes shipped as statements (fts5) compute the same on every node, 4 replicas", () => {
+  it("an fts5 insert past rowid 2^63-1 takes a random rowid on each node, and no digest sees it", async () => {
+    const c = freshCluster("fts-rowid");
+    await ok(c, "CREATE VIRTUAL TABLE f USING fts5(x)");
+    await ok(c, "INSERT INTO f (rowid, x) VALUES (9223372036854775807, 'a')");
+    await ok(c, "INSERT INTO f (x) VALUES ('b')");
+    await coherentReplicasServeTheMastersRows(c, "SELECT CAST(rowid AS TEXT), x FROM f ORDER BY x");
+  });
+
+  it("an fts5 insert reading pragma_table_list passes the determinism check and differs per node", async () => {
+    const c = freshCluster("fts-pragma");
+    await ok(c, "CREATE VIRTUAL TABLE f USING fts5(x)");
+    // The master holds _cf_METADATA, the replicas do not.
+    await ok(c, "INSERT INTO f (x) SELECT count(*) FROM pragma_table_list");
+    await coherentReplicasServeTheMastersRows(c, "SELECT rowid, x FROM f");
+  });
+});
+
+describe("promise 4: a replica rebuilt from a snapshot holds the master's rows, 4 replicas plus one added", () => {
+  it("content= inside a comment makes the snapshot skip an ordinary fts5 table's rows", async () => {
+    const c = freshCluster("fts-comment");
+    await ok(c, "CREATE VIRTUAL TABLE f USING fts5(x /* content= */)");
+    await ok(c, "INSERT INTO f (rowid, x) VALUES (1, 'needle')");
+    const id = await addReplica(c);
+    await coherentReplicasServeTheMastersRows(c, "SELECT rowid, x FROM f", [...NODES, id]);
+  });
+
+  it("an external-content fts5 index is rebuilt from its content table, not copied", async () => {
+    const c = freshCluster("fts-external");
+    await ok(c, "CREATE TABLE t (x)");
+    await ok(c, "CREATE VIRTUAL TABLE f USING fts5(x, content=t)");
+    await ok(c, "INSERT INTO t (rowid, x) VALUES (1, 'hay')");
+    await ok(c, "INSERT INTO f (rowid, x) VALUES (1, 'needle')");
+    const id = await addReplica(c);
+    // verify hashes f through its content table, so it agrees while MATCH answers differ.
+    await coherentReplicasServeTheMastersRows(c, "SELECT rowid FROM f WHERE f MATCH 'needle'", [
+      ...NODES,
+      id,
+    ]);
+  });
+
+  it("a contentless fts5 table spelled content=[] is accepted, and no replica can be added after it", async () => {
+    const c = freshCluster("fts-contentless");
+    const create = await exec(c, [{ sql: "CREATE VIRTUAL TABLE f USING fts5(x, content=[])" }]);
+    // determinism.md: contentless fts5 tables are refused at CREATE.
+    const refused = create.status === 400;
+    if (!refused) {
+      await ok(c, "INSERT INTO f (rowid, x) VALUES (1, 'needle')");
+      const id = await addReplica(c);
+      let states: ReplicaStatus[] = [];
+      try {
+        await converged(c, 20_000);
+      } catch {
+        states = await replicaStates(c);
+      }
+      const added = states.find((r) => r.id === id);
+      expect(
+        added === undefined || added.state === "coherent",
+        `${id}: ${added?.state}, snapshot error: ${added?.snapshot.lastError}`,
+      ).toBe(true);
+    }
+    expect(create.status, `CREATE answered ${JSON.stringify(create.body)}`).toBe(400);
+  });
+});
+
+describe("determinism.md: virtual table modules other than fts5 are refused at CREATE", () => {
+  it.each([
+    ["rtree", 'CREATE VIRTUAL TABLE "x using fts5" USING rtree(id, a, b)'],
+    ["fts5vocab", "CREATE VIRTUAL TABLE \"using fts5\" USING fts5vocab(f, 'row')"],
+  ])("%s, named so that its text contains 'using fts5'", async (_, sql) => {
+    const c = freshCluster("vtab-module");
+    await ok(c, "CREATE VIRTUAL TABLE f USING fts5(x)");
+    const res = await exec(c, [{ sql }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+  });
+});
+
+describe("promise 7: no request makes a node hold unbounded memory", () => {
+  it("a 250-byte INSERT ... SELECT randomblob() makes a 40 MB log record no relay call can carry", async () => {
+    const c = freshCluster("huge-record");
+    await ok(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, b)");
+    const res = await exec(c, [
+      {
+        sql:
+          "INSERT INTO t (b) SELECT randomblob(1000000) FROM " +
+          "(WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 20) SELECT i FROM c)",
+      },
+    ]);
+    // Either refused for its size, or carried to the replicas: not a record that
+    // every relay and every pull fails on for as long as it stays in the log.
+    if (res.status === 200) {
+      let stuck: ReplicaStatus[] = [];
+      try {
+        await converged(c, 30_000);
+      } catch {
+        stuck = await replicaStates(c);
+      }
+      expect(
+        stuck.length,
+        stuck.map((r) => `${r.id} ${r.state} acked ${r.ackedLsn}: ${r.lastError}`).join("; "),
+      ).toBe(0);
+    } else {
+      expect(res.status, JSON.stringify(res.body)).toBe(413);
+    }
+  });
+});
+
+describe("determinism.md: ALTER TABLE ships as its text", () => {
+  it.each([
+    ["RENAME COLUMN", "ALTER TABLE t RENAME COLUMN a TO z", "SELECT id, z, b FROM t"],
+    ["DROP COLUMN", "ALTER TABLE t DROP COLUMN b", "SELECT id, a FROM t"],
+    ["RENAME TO", "ALTER TABLE t RENAME TO u", "SELECT id, a, b FROM u"],
+  ])("ALTER TABLE ... %s is accepted and replicated", async (_, alter, select) => {
+    const c = freshCluster("alter");
+    await ok(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, a, b)");
+    await ok(c, "INSERT INTO t VALUES (1, 2, 3)");
+    await ok(c, alter);
+    await coherentReplicasServeTheMastersRows(c, select);
+  });
+});
+
+describe("promise 6: tunables that contradict each other are refused", () => {
+  it("durable_lsns with sync_mode none: a commit no replica has is answered 200", async () => {
+    const c = freshCluster("durable-none");
+    await ok(c, "CREATE TABLE t (a)");
+    const patch = await patchTunables(c, {
+      sync_mode: "none",
+      durable_lsns: true,
+      debug_fault_injection: true,
+    });
+    if (patch.status === 200) {
+      for (const id of ["replica-1", "replica-2", "replica-3", "replica-4"]) {
+        expect((await call("POST", `/admin/clusters/${c}/replicas/${id}/stop`)).status).toBe(200);
+      }
+      const res = await exec(c, [{ sql: "INSERT INTO t VALUES (1)" }]);
+      // durable_lsns: NOT_DURABLE when fewer than a majority acked.
+      expect(res.status, JSON.stringify(res.body)).toBe(503);
+    }
+    expect(patch.status, "the contradictory pair was accepted").toBe(400);
+  });
+
+  it("coherency_lease_ms past commit_timeout_ms - rep_timeout_ms: one stopped replica times out every commit", async () => {
+    const c = freshCluster("lease-timeout");
+    await ok(c, "CREATE TABLE t (a)");
+    const patch = await patchTunables(c, {
+      coherency_lease_ms: 5000,
+      commit_timeout_ms: 1500,
+      rep_timeout_ms: 500,
+      debug_fault_injection: true,
+    });
+    if (patch.status === 200) {
+      await ok(c, "INSERT INTO t VALUES (0)");
+      expect((await call("POST", `/admin/clusters/${c}/replicas/replica-1/stop`)).status).toBe(200);
+      const res = await exec(c, [{ sql: "INSERT INTO t VALUES (1)" }]);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    expect(patch.status, "the contradictory set was accepted").toBe(400);
+  });
+});
+
+describe("what held (kept as checks)", () => {
+  it("ON UPDATE CASCADE, exact REALs and edge values through a snapshot", async () => {
+    const c = freshCluster("held");
+    await ok(c, "CREATE TABLE p (id INTEGER PRIMARY KEY)");
+    await ok(
+      c,
+      "CREATE TABLE ch (id INTEGER PRIMARY KEY, pid REFERENCES p(id) ON UPDATE CASCADE ON DELETE CASCADE)",
+    );
+    await ok(c, "INSERT INTO p VALUES (1)");
+    await ok(c, "INSERT INTO ch VALUES (10, 1)");
+    await ok(c, "UPDATE p SET id = 2");
+    await ok(c, "CREATE TABLE v (id INTEGER PRIMARY KEY, x)");
+    await ok(
+      c,
+      "INSERT INTO v (id, x) VALUES (-9223372036854775807 - 1, -0.0), (9223372036854775807, 1e308*10), " +
+        "(2, -1e308*10), (3, CAST(X'610062' AS TEXT)), (4, CAST(X'FF00FE' AS TEXT)), (5, X''), (6, ''), " +
+        "(7, 5e-324), (8, 0.1 + 0.2)",
+    );
+    const id = await addReplica(c);
+    await coherentReplicasServeTheMastersRows(c, "SELECT id, pid FROM ch", [...NODES, id]);
+    await coherentReplicasServeTheMastersRows(
+      c,
+      "SELECT id, x, typeof(x), hex(x) FROM v ORDER BY id",
+      [...NODES, id],
+    );
+    const q = await query(c, "SELECT count(*) FROM _repl_changes", { replica: id });
+    expect(q.status).toBe(400);
+  });
+});
