@@ -46,7 +46,13 @@ function checkEntry(entry: unknown): LogEntry {
     if (e.kind === "ddl" && !isString(e.sql)) throw malformed("a ddl entry");
     return e as unknown as LogEntry;
   }
-  if (e.kind === "sql" && isString(e.sql) && Array.isArray(e.params) && e.params.every(isString)) {
+  if (
+    e.kind === "sql" &&
+    isString(e.sql) &&
+    Array.isArray(e.params) &&
+    e.params.every(isString) &&
+    (e.rowid === undefined || e.rowid === true)
+  ) {
     return e as unknown as LogEntry;
   }
   throw malformed(`entry kind ${String(e.kind)}`);

@@ -24,7 +24,14 @@ export interface Statement {
 export type LogEntry =
   | { kind: "rows"; changes: Change[]; effects: string }
   | { kind: "ddl"; sql: string; changes: Change[]; effects: string }
-  | { kind: "sql"; sql: string; params: string[]; effects: string };
+  | {
+      kind: "sql";
+      sql: string;
+      params: string[];
+      effects: string;
+      /** The effects digest counts last_insert_rowid() (the statement set it). */
+      rowid?: true;
+    };
 
 /** One committed write transaction, the unit the log ships. */
 export interface LogRecord {
@@ -139,8 +146,8 @@ export interface AppendRequest {
 export interface SnapshotPlan {
   id: string;
   lsn: number;
-  /** Tables in install order; `shadow` holds their images, `rebuild`: refilled from content. */
-  tables: { name: string; shadow: string | null; rebuild: boolean }[];
+  /** Tables in install order; `shadow` holds their images. */
+  tables: { name: string; shadow: string }[];
   /** User objects to create, tables first, then indexes, views and triggers. */
   objects: { type: string; name: string; sql: string }[];
   /** sqlite_sequence rows (seq as a cell). */
@@ -160,7 +167,7 @@ export type SnapshotMessage =
       phase: "end";
       id: string;
       lsn: number;
-      tables: { name: string; rebuild: boolean }[];
+      tables: { name: string }[];
       objects: SnapshotPlan["objects"];
       sequence: SnapshotPlan["sequence"];
     };

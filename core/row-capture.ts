@@ -105,3 +105,28 @@ export function effectsHash(changes: readonly Change[]): string {
   const text = keys.map((key) => `${key}\u001d${final.get(key) ?? "\u0000gone"}`).join("\u001c");
   return createHash("sha256").update(text).digest("hex").slice(0, 32);
 }
+
+/** What SQLite's counters say the statement that just ran did. */
+export interface StatementCounts {
+  changes: number;
+  /** last_insert_rowid() as decimal text (it may pass 2^53). */
+  lastRowId: string;
+}
+
+/**
+ * The effects of a statement replicas run themselves (`sql` entries): the rows
+ * it left behind and SQLite's counters for it. A write to a virtual table
+ * reaches no capture trigger, so for fts5 the counters are what is compared:
+ * the rows it changed and, when the statement inserted (`lastRowId` not null),
+ * the rowid it gave the last one (which SQLite picks at random once rowid
+ * 2^63-1 is taken). Otherwise last_insert_rowid() is the connection's, not the
+ * statement's, and differs from node to node.
+ */
+export function statementEffects(
+  changes: readonly Change[],
+  changed: number,
+  lastRowId: string | null,
+): string {
+  const text = `${effectsHash(changes)}\u001c${changed}\u001c${lastRowId ?? "-"}`;
+  return createHash("sha256").update(text).digest("hex").slice(0, 32);
+}

@@ -66,7 +66,7 @@ export function checkSchemaChange(diff: SchemaDiff, tables: ReadonlyMap<string, 
     }
     if (object.type !== "table") continue;
     const table = tables.get(object.name);
-    const problem = table === undefined ? null : unsupportedTable(table, object.sql);
+    const problem = table === undefined ? null : unsupportedTable(table, object.sql, tables);
     if (problem !== null) throw problem;
   }
 }

@@ -4,6 +4,7 @@
  * columns hold data, and how a row is keyed. Pure: the DO side loads the rows.
  */
 import { ApiError } from "./errors";
+import { fts5ContentColumns, fts5ContentTable, virtualTableModule } from "./virtual-table-spec";
 import { isUserName } from "./reserved-names";
 import { quoteIdent } from "./sql-lexer";
 
@@ -86,7 +87,11 @@ export function tableInfo(
  * Schema constructs replication cannot carry, refused when they are created
  * (the statement rolls back) with the construct named.
  */
-export function unsupportedTable(table: TableInfo, sql: string | null): ApiError | null {
+export function unsupportedTable(
+  table: TableInfo,
+  sql: string | null,
+  tables: ReadonlyMap<string, TableInfo>,
+): ApiError | null {
   if (table.kind === "table" && table.key.kind === "rowid" && table.key.expr === "") {
     return new ApiError(
       "INVALID_SQL",
@@ -96,7 +101,7 @@ export function unsupportedTable(table: TableInfo, sql: string | null): ApiError
     );
   }
   if (table.kind === "virtual") {
-    const module = /\busing\s+([A-Za-z0-9_]+)/i.exec(sql ?? "")?.[1]?.toLowerCase();
+    const module = virtualTableModule(sql ?? "");
     if (module !== "fts5") {
       return new ApiError(
         "INVALID_SQL",
@@ -104,11 +109,15 @@ export function unsupportedTable(table: TableInfo, sql: string | null): ApiError
         { name: table.name, construct: `virtual table module ${module ?? "?"}` },
       );
     }
-    if (/\bcontent\s*=\s*(''|"")/i.test(sql ?? "")) {
+    const content = tables.get(fts5ContentTable(table.name));
+    const stored = content?.kind === "shadow" ? content.columns.filter((c) => c !== "id") : [];
+    if (stored.join(",") !== fts5ContentColumns(table.columns.length).join(",")) {
       return new ApiError(
         "INVALID_SQL",
-        `fts5 table ${table.name} is contentless (content=''): a rebuilt replica could not refill its index`,
-        { name: table.name, construct: "contentless fts5" },
+        `fts5 table ${table.name} does not store its own rows (content=... or contentless): a ` +
+          "rebuilt replica could not make the same index from them; use an fts5 table that " +
+          "keeps its content (no content= option) and fill it from your table with triggers",
+        { name: table.name, construct: "fts5 without its own content" },
       );
     }
   }

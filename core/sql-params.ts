@@ -109,8 +109,11 @@ export function bindBody(statement: SingleStatement, values: readonly Exact[]): 
     out += cast === undefined ? `?${number}` : `CAST(?${number} AS ${cast})`;
     cursor = token.end;
   });
-  out += sql.slice(cursor, statement.end);
-  return { statement, body: out.trimEnd(), params: bound.map((b) => b.param), guard: count + 1 };
+  // The body ends with its last token: a comment after it (`-- ...`, an unclosed
+  // `/*`) would swallow whatever the body is wrapped in.
+  const end = tokens[tokens.length - 1]?.end ?? statement.end;
+  out += sql.slice(cursor, Math.max(cursor, end));
+  return { statement, body: out, params: bound.map((b) => b.param), guard: count + 1 };
 }
 
 /** `WITH _repl_guard(x) AS (SELECT ?G)`: the CTE that carries the guard parameter. */

@@ -82,17 +82,29 @@ export function classifyWrite(facts: ProgramFacts): WriteKind {
 }
 
 /** Whether replicas running this statement themselves would compute what the master did. */
-export function isReplayable(facts: ProgramFacts): boolean {
+export function isReplayable(
+  facts: ProgramFacts,
+  virtualTables?: () => ReadonlySet<string>,
+): boolean {
   try {
-    checkReplayable(facts);
+    checkReplayable(facts, virtualTables);
     return true;
   } catch {
     return false;
   }
 }
 
-/** For a statement replicas will run themselves (`sql`): it must compute the same everywhere. */
-export function checkReplayable(facts: ProgramFacts): void {
+/**
+ * For a statement replicas will run themselves (`sql`): it must compute the
+ * same everywhere. It calls only deterministic functions, does not read the
+ * schema table (its root pages differ from node to node), and reads only the
+ * virtual tables `virtualTables` gives (their names in programs; none when
+ * absent): pragma_table_list and its kind describe the node, not the data.
+ */
+export function checkReplayable(
+  facts: ProgramFacts,
+  virtualTables?: () => ReadonlySet<string>,
+): void {
   const calls = nonDeterministicCalls(facts);
   if (calls.length > 0) {
     const construct = `${calls.map((c) => `${c}()`).join(", ")} in a write to a virtual table`;
@@ -113,6 +125,17 @@ export function checkReplayable(facts: ProgramFacts): void {
       { construct },
     );
   }
+  if (facts.virtualTablesRead.size === 0) return;
+  const allowed = virtualTables?.() ?? new Set<string>();
+  if ([...facts.virtualTablesRead].every((handle) => allowed.has(handle))) return;
+  const construct = "a table-valued function that describes the node in a write to a virtual table";
+  throw new ApiError(
+    "NON_DETERMINISTIC",
+    `${construct} is not allowed: a write to a virtual table (fts5) is replayed as a statement ` +
+      "on every replica, and pragma_* functions answer differently on each node; it may read " +
+      "tables, the user's virtual tables, json_each and json_tree",
+    { construct },
+  );
 }
 
 export function checkQuery(facts: ProgramFacts): void {

@@ -23,6 +23,18 @@ export interface ProgramFacts {
   /** A virtual table is read (VOpen) or written (VUpdate). */
   readsVirtualTable: boolean;
   writesVirtualTable: boolean;
+  /**
+   * The virtual tables read, as the program names them (`vtab:<address>`, the
+   * connection's instance of the table): the same text in every program while
+   * the schema stands, so a probe of a known table tells which one it is.
+   */
+  virtualTablesRead: Set<string>;
+  /**
+   * The main program sets last_insert_rowid() (an Insert with OPFLAG_LASTROWID,
+   * a VUpdate with p1): otherwise the counter still holds whatever the
+   * connection inserted last, which differs from node to node.
+   */
+  setsLastRowId: boolean;
   /** Functions called, by name in lower case (scalar, aggregate and window). */
   functions: Set<string>;
   /** A trigger or foreign-key action runs (Program). */
@@ -59,6 +71,17 @@ const SCHEMA_OPCODES = new Set([
   "VRename",
   "RenameColumn",
 ]);
+/**
+ * Databases by index: main, and temp. The platform lets no TEMP object be
+ * made, so temp's schema table is always empty; ALTER TABLE still reads and
+ * rewrites it (for temp triggers naming the table), and opens a transaction on
+ * temp to do it. That much is harmless; any other b-tree outside main is not.
+ */
+const MAIN_DB = 0;
+const TEMP_DB = 1;
+const SCHEMA_TABLE_ROOT = 1;
+/** OPFLAG_LASTROWID: this Insert sets last_insert_rowid(). */
+const OPFLAG_LASTROWID = 0x20;
 /** OPFLAG_P2ISREG: the root page is in the register p2 names (a b-tree this statement creates). */
 const P2_IS_REGISTER = 0x10;
 
@@ -82,6 +105,8 @@ export function analyzeProgram(rows: readonly ExplainRow[]): ProgramFacts {
     subRootsWritten: new Set(),
     readsVirtualTable: false,
     writesVirtualTable: false,
+    virtualTablesRead: new Set(),
+    setsLastRowId: false,
     functions: new Set(),
     runsSubprograms: false,
     otherDatabase: false,
@@ -96,10 +121,12 @@ export function analyzeProgram(rows: readonly ExplainRow[]): ProgramFacts {
     // A subprogram's listing starts again at address 0.
     if (index > 0 && addr === 0) main = false;
     if (opcode === "Transaction") {
-      if (p1 !== 0) facts.otherDatabase = true;
+      if (p1 !== MAIN_DB && p1 !== TEMP_DB) facts.otherDatabase = true;
       if (p2 !== 0) facts.writes = true;
     } else if (OPEN_READ.has(opcode) || OPEN_WRITE.has(opcode)) {
-      if (p3 !== 0) facts.otherDatabase = true;
+      if (p3 !== MAIN_DB && !(p3 === TEMP_DB && p2 === SCHEMA_TABLE_ROOT)) {
+        facts.otherDatabase = true;
+      }
       if ((p5 & P2_IS_REGISTER) === 0) {
         const write = OPEN_WRITE.has(opcode);
         if (main) (write ? facts.rootsWritten : facts.rootsRead).add(p2);
@@ -109,8 +136,10 @@ export function analyzeProgram(rows: readonly ExplainRow[]): ProgramFacts {
       (main ? facts.rootsWritten : facts.subRootsWritten).add(p1);
     } else if (opcode === "VOpen") {
       facts.readsVirtualTable = true;
+      facts.virtualTablesRead.add(String(row[5]));
     } else if (opcode === "VUpdate") {
       facts.writesVirtualTable = true;
+      if (main && p1 !== 0) facts.setsLastRowId = true;
     } else if (CALLS.has(opcode)) {
       const name = functionName(row[5]);
       if (name !== null) facts.functions.add(name);
@@ -120,6 +149,8 @@ export function analyzeProgram(rows: readonly ExplainRow[]): ProgramFacts {
       facts.resultColumns = p2;
     }
     if (SCHEMA_OPCODES.has(opcode)) facts.changesSchema = true;
+    if (opcode === "Insert" && main && (p5 & OPFLAG_LASTROWID) !== 0) facts.setsLastRowId = true;
+    if (opcode === "CreateBtree" && p1 !== MAIN_DB) facts.otherDatabase = true;
   });
   return facts;
 }

@@ -46,6 +46,20 @@ export function guardTrigger(statement: SingleStatement): string {
   if (first === undefined || last === undefined || when + 1 >= begin) {
     throw new ApiError("INVALID_SQL", "CREATE TRIGGER with an empty WHEN clause");
   }
+  // The condition goes inside parentheses of its own, so it must close every
+  // one it opens, and no more: `0) OR (1` would turn the guard into one operand.
+  let depth = 0;
+  for (let i = when + 1; i < begin; i++) {
+    if (isPunct(tokens[i], "(")) depth++;
+    else if (isPunct(tokens[i], ")") && --depth < 0) break;
+  }
+  if (depth !== 0) {
+    throw new ApiError(
+      "INVALID_SQL",
+      "CREATE TRIGGER whose WHEN clause does not balance its parentheses",
+      { construct: "unbalanced WHEN" },
+    );
+  }
   const condition = sql.slice(first.start, last.end);
   return `${head}WHEN (${TRIGGER_GUARD}) AND (${condition}) ${rest}`;
 }

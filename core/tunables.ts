@@ -169,6 +169,14 @@ const SPECS = {
     max: 10_000,
     description: "Most log records in one batch to a replica.",
   },
+  log_record_max_bytes: {
+    type: "int",
+    default: 8_000_000,
+    min: 65_536,
+    max: 16_000_000,
+    description:
+      "Largest log record one request may write (the rows it changed, as exact images); a larger one is refused 413 PAYLOAD_TOO_LARGE and rolls back. A record goes to a replica in one call, which the platform caps at 32 MiB (text can take two bytes a character there).",
+  },
   relay_batch_max_bytes: {
     type: "int",
     default: 2_000_000,
@@ -364,9 +372,29 @@ const ORDERED_PAIRS: readonly {
     orEqual: true,
     why: "a commit must wait for its replicas' acks at least until they are marked incoherent",
   },
+  {
+    low: "log_retain_records",
+    high: "log_max_records",
+    orEqual: true,
+    why: "the records kept after every replica acked them are part of the most kept at all",
+  },
 ];
 
 function checkConsistent(next: Tunables, changed: readonly TunableName[]): void {
+  const modeTouched = changed.includes("sync_mode") || changed.includes("durable_lsns");
+  if (modeTouched && next.durable_lsns === true && next.sync_mode === "none") {
+    const name = changed.includes("durable_lsns") ? "durable_lsns" : "sync_mode";
+    throw new ApiError(
+      "INVALID_TUNABLE_VALUE",
+      "durable_lsns needs sync_mode full or quorum: under none a commit waits for no replica, " +
+        "so no majority could be counted; turn durable_lsns off in the same change",
+      {
+        name,
+        value: next[name],
+        conflictsWith: name === "durable_lsns" ? "sync_mode" : "durable_lsns",
+      },
+    );
+  }
   for (const { low, high, orEqual, why } of ORDERED_PAIRS) {
     if (!changed.includes(low) && !changed.includes(high)) continue;
     const a = next[low] as number;

@@ -13,6 +13,7 @@ import type {
   StatementResult,
 } from "../core/protocol";
 import { encodeBookmark } from "../core/protocol";
+import { RecordBudget } from "../core/record-budget";
 import type { MasterStore } from "./master-store";
 import { readSequence } from "./sqlite/apply";
 import { ResultBudget } from "./sqlite/read";
@@ -29,6 +30,8 @@ export interface CommitInput {
   requestHash: string;
   /** replicate_statement_min_rows (write.ts runWrite). */
   statementMinRows: number;
+  /** log_record_max_bytes. */
+  recordMaxBytes: number;
 }
 
 export interface Committed {
@@ -49,11 +52,15 @@ export function commitLocal(
   try {
     return storage.transactionSync(() => {
       const budget = new ResultBudget();
+      const limits = {
+        statementMinRows: input.statementMinRows,
+        record: new RecordBudget(input.recordMaxBytes),
+      };
       const entries: LogEntry[] = [];
       const results: StatementResult[] = [];
       let wroteSequence = false;
       for (const statement of input.statements) {
-        const outcome = runWrite(node, statement, budget, input.format, input.statementMinRows);
+        const outcome = runWrite(node, statement, budget, input.format, limits);
         if (outcome.entry !== null) entries.push(outcome.entry);
         results.push(outcome.result);
         wroteSequence ||= outcome.wroteSequence;
@@ -61,6 +68,7 @@ export function commitLocal(
       const sequence = wroteSequence ? readSequence(node) : undefined;
       const body = encodeBody({ entries, ...(sequence ? { sequence } : {}) });
       const bytes = bodyBytes(body);
+      limits.record.check(bytes);
       const head = { lsn: input.lsn, term: input.term, ts };
       store.appendLog(head, body, bytes, input.logEnd + bytes);
       const response: ExecResponse = {

@@ -582,6 +582,7 @@ export class MasterDO extends DurableObject<Env> {
         key,
         requestHash: hash,
         statementMinRows: this.tunables.replicate_statement_min_rows,
+        recordMaxBytes: this.tunables.log_record_max_bytes,
       },
     );
     this.lsn = lsn;

@@ -67,17 +67,12 @@ export class SnapshotSource {
       for (const table of schema.tables().values()) {
         const select = imagesSql(this.node, table.name);
         if (select === null) continue;
-        const object = schema.objects().find((o) => o.name === table.name);
-        // An external-content fts5 table is rebuilt from its content table instead.
-        const external = table.kind === "virtual" && /\bcontent\s*=/i.test(object?.sql ?? "");
+        // Every virtual table kept is an fts5 table holding its own rows
+        // (schema-info.ts): its rows are copied like any table's.
         const shadow = `${SHADOW_PREFIX}${tables.length}`;
-        if (!external) {
-          sql.exec(
-            `CREATE TABLE ${quoteIdent(shadow)} (pos INTEGER PRIMARY KEY, img TEXT NOT NULL)`,
-          );
-          sql.exec(`INSERT INTO ${quoteIdent(shadow)} (img) ${select}`);
-        }
-        tables.push({ name: table.name, shadow: external ? null : shadow, rebuild: external });
+        sql.exec(`CREATE TABLE ${quoteIdent(shadow)} (pos INTEGER PRIMARY KEY, img TEXT NOT NULL)`);
+        sql.exec(`INSERT INTO ${quoteIdent(shadow)} (img) ${select}`);
+        tables.push({ name: table.name, shadow });
       }
       const objects = schema
         .objects()

@@ -63,7 +63,7 @@ export async function streamSnapshot(
       phase: "end",
       id: plan.id,
       lsn: plan.lsn,
-      tables: plan.tables.map((t) => ({ name: t.name, rebuild: t.rebuild })),
+      tables: plan.tables.map((t) => ({ name: t.name })),
       objects: plan.objects,
       sequence: plan.sequence,
     });

@@ -18,7 +18,7 @@ const SCHEMA = [
   "CREATE TABLE desc_pk (id INTEGER PRIMARY KEY DESC, v)",
   "CREATE VIRTUAL TABLE notes USING fts5(title, body)",
   "CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT)",
-  "CREATE VIRTUAL TABLE docs_ext USING fts5(body, content='docs', content_rowid='id')",
+  "CREATE VIRTUAL TABLE docs_ext USING fts5(body)",
   "CREATE TABLE shadowed (rowid TEXT, oid INTEGER, v)",
   "CREATE TABLE aliased (rowid TEXT, oid TEXT, _rowid_ TEXT, id INTEGER PRIMARY KEY)",
   "CREATE TABLE ai (id INTEGER PRIMARY KEY AUTOINCREMENT, v)",
@@ -130,6 +130,11 @@ describe("every schema kind, 4 replicas and one added from a snapshot", () => {
 
   it.each([
     ["a contentless fts5 table", "CREATE VIRTUAL TABLE f USING fts5(a, content='')", "contentless"],
+    [
+      "an external-content fts5 table",
+      "CREATE VIRTUAL TABLE f USING fts5(a, content='t', content_rowid='id')",
+      "does not store its own rows",
+    ],
     [
       "a virtual table of another module",
       "CREATE VIRTUAL TABLE r USING rtree(id, x0, x1)",

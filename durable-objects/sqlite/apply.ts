@@ -5,13 +5,13 @@
  * (row-capture.ts), and their digests must agree entry by entry.
  */
 import type { LogEntry, LogRecord } from "../../core/protocol";
-import { type Change, effectsHash } from "../../core/row-capture";
+import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
 import { applyChanges } from "../../core/row-apply";
 import { decodeBindable } from "../../core/sql-params";
 import { tokenize } from "../../core/sql-lexer";
 import { SqlBuilder, cellSql, decodeCell } from "../../core/sql-value";
 import { APPLYING_TABLE } from "../../core/trigger-guard";
-import { dropCaptureTriggers, syncCaptureTriggers, takeChanges } from "./capture";
+import { countThenTake, dropCaptureTriggers, syncCaptureTriggers, takeChanges } from "./capture";
 import { run } from "./run";
 import type { SqlNode } from "./write";
 
@@ -79,9 +79,13 @@ export class BatchApplier {
 
   private applyEntry(entry: LogEntry, lsn: number, index: number): void {
     const { sql, schema } = this.node;
+    let mine: string;
     if (entry.kind === "sql") {
       this.flag(false);
       sql.exec(entry.sql, ...entry.params.map(decodeBindable)).toArray();
+      const taken = countThenTake(sql);
+      const rowid = entry.rowid === true ? taken.counts.lastRowId : null;
+      mine = statementEffects(taken.changes, taken.counts.changes, rowid);
     } else {
       this.flag(true);
       if (entry.kind === "ddl") {
@@ -91,8 +95,8 @@ export class BatchApplier {
         syncCaptureTriggers(sql, schema);
       }
       applyRows(this.node, entry.changes, lsn, index);
+      mine = effectsHash(takeChanges(sql));
     }
-    const mine = effectsHash(takeChanges(sql));
     if (mine !== entry.effects) {
       throw new DivergedError(lsn, index, `effects ${mine}, the master's ${entry.effects}`);
     }

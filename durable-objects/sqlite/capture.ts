@@ -6,9 +6,11 @@ import {
   CAPTURE_PREFIX,
   CHANGES_TABLE,
   type Change,
+  type StatementCounts,
   captureTriggers,
 } from "../../core/row-capture";
-import { isCapturedTable } from "../../core/schema-info";
+import { type SchemaObject, isCapturedTable } from "../../core/schema-info";
+import type { RecordBudget } from "../../core/record-budget";
 import { quoteIdent } from "../../core/sql-lexer";
 import { run } from "./run";
 import type { Schema } from "./schema";
@@ -29,9 +31,10 @@ export function syncCaptureTriggers(sql: SqlStorage, schema: Schema): void {
   }
   let changed = false;
   const existing = new Set<string>();
+  const outranked = tablesWithLaterTriggers(schema.objects());
   for (const object of schema.objects()) {
     if (object.type !== "trigger" || !isCaptureTrigger(object.name)) continue;
-    if (wanted.get(object.name) === object.sql) {
+    if (wanted.get(object.name) === object.sql && !outranked.has(object.tblName)) {
       existing.add(object.name);
       continue;
     }
@@ -44,6 +47,40 @@ export function syncCaptureTriggers(sql: SqlStorage, schema: Schema): void {
     changed = true;
   }
   if (changed) schema.invalidate();
+}
+
+/** About what one captured change adds to a record: its images' text and JSON framing. */
+function changeBytes(row: readonly SqlStorageValue[]): number {
+  let bytes = 32;
+  for (let i = 1; i <= 5; i++) {
+    const value = row[i];
+    if (typeof value === "string") bytes += value.length;
+  }
+  return bytes;
+}
+
+/**
+ * Tables where a user trigger is newer than one of the table's capture
+ * triggers. SQLite fires a table's triggers newest first (each one is put at
+ * the head of the table's list as sqlite_schema is read in rowid order), and
+ * the capture triggers must fire before every user trigger: a user AFTER
+ * trigger that changes the row it fires on would otherwise be captured before
+ * the row's own change, whose image (NEW, OLD) is then stale, and one that
+ * calls RAISE(IGNORE) would abandon the capture triggers after it. Their
+ * capture triggers are made again, after the user's.
+ */
+function tablesWithLaterTriggers(objects: readonly SchemaObject[]): Set<string> {
+  const firstCapture = new Map<string, number>();
+  const out = new Set<string>();
+  objects.forEach((object, position) => {
+    if (object.type !== "trigger") return;
+    if (isCaptureTrigger(object.name)) {
+      if (!firstCapture.has(object.tblName)) firstCapture.set(object.tblName, position);
+    } else if (firstCapture.has(object.tblName)) {
+      out.add(object.tblName);
+    }
+  });
+  return out;
 }
 
 /**
@@ -59,13 +96,6 @@ export function dropCaptureTriggers(sql: SqlStorage, schema: Schema): void {
   schema.invalidate();
 }
 
-/** What the statement that just ran did, by SQLite's own counters. */
-export interface StatementCounts {
-  changes: number;
-  /** last_insert_rowid() as decimal text (it may pass 2^53). */
-  lastRowId: string;
-}
-
 /**
  * Takes what row capture recorded, emptying its buffer in the same step:
  * `DELETE ... RETURNING`. SQLite's counters for the statement before it come
@@ -73,27 +103,59 @@ export interface StatementCounts {
  * master learns a statement's changes() with no statement of its own; only
  * when nothing was captured does it ask separately.
  */
-export function takeChanges(sql: SqlStorage): Change[] {
-  return take(sql).changes;
+export function takeChanges(sql: SqlStorage, budget?: RecordBudget): Change[] {
+  return take(sql, budget).changes;
 }
 
-export function takeWithCounts(sql: SqlStorage): { changes: Change[]; counts: StatementCounts } {
-  const taken = take(sql);
-  if (taken.counts !== null) return { changes: taken.changes, counts: taken.counts };
+export function takeWithCounts(
+  sql: SqlStorage,
+  budget?: RecordBudget,
+): { changes: Change[]; counts: StatementCounts } {
+  const taken = take(sql, budget);
+  // Nothing captured: a statement on ordinary tables changed nothing (the DELETE
+  // has just set changes() to its own 0, so there is nothing left to ask).
+  return { changes: taken.changes, counts: taken.counts ?? { changes: 0, lastRowId: "0" } };
+}
+
+/**
+ * For a statement whose writes may reach no capture trigger (a virtual
+ * table's): SQLite's counters asked first, then the changes taken.
+ */
+export function countThenTake(
+  sql: SqlStorage,
+  budget?: RecordBudget,
+): { changes: Change[]; counts: StatementCounts } {
   const row = sql
     .exec<{ c: number; r: string }>("SELECT changes() AS c, CAST(last_insert_rowid() AS TEXT) AS r")
     .one();
-  return { changes: [], counts: { changes: Number(row.c), lastRowId: row.r } };
+  const counts = { changes: Number(row.c), lastRowId: row.r };
+  return { changes: take(sql, budget).changes, counts };
 }
 
-function take(sql: SqlStorage): { changes: Change[]; counts: StatementCounts | null } {
-  const rows = [
-    ...sql
-      .exec(
-        `DELETE FROM ${CHANGES_TABLE} RETURNING seq, tbl, op, ok, nk, img, changes(), CAST(last_insert_rowid() AS TEXT)`,
-      )
-      .raw(),
-  ];
+function take(
+  sql: SqlStorage,
+  budget: RecordBudget | undefined,
+): { changes: Change[]; counts: StatementCounts | null } {
+  const cursor = sql
+    .exec(
+      `DELETE FROM ${CHANGES_TABLE} RETURNING seq, tbl, op, ok, nk, img, changes(), CAST(last_insert_rowid() AS TEXT)`,
+    )
+    .raw();
+  const rows: SqlStorageValue[][] = [];
+  // Rows come from the cursor one at a time: past the budget none is kept, but
+  // the cursor is still read to its end, or its transaction could not roll back.
+  let refused: unknown = null;
+  for (const row of cursor) {
+    if (refused !== null) continue;
+    try {
+      budget?.add(changeBytes(row));
+      rows.push(row);
+    } catch (error) {
+      refused = error;
+      rows.length = 0;
+    }
+  }
+  if (refused !== null) throw refused;
   const first = rows[0];
   if (first === undefined) return { changes: [], counts: null };
   // RETURNING promises no order: capture order is seq order.

@@ -23,6 +23,8 @@ interface Loaded {
   shadows: Set<string>;
 }
 
+const JSON_TABLE_FUNCTIONS = ["json_each", "json_tree"];
+
 /** Statements whose program facts are kept; past it the oldest go. */
 const FACTS_KEPT = 512;
 
@@ -37,6 +39,35 @@ export class Schema implements RootLookup {
   invalidate(): void {
     this.loaded = null;
     this.compiled.clear();
+    this.replayable = null;
+  }
+
+  private replayable: Set<string> | null = null;
+
+  /**
+   * The virtual tables a statement replicas run themselves may read, as
+   * programs name them (ProgramFacts.virtualTablesRead): the user's virtual
+   * tables, whose rows are the same on every node, and json_each / json_tree,
+   * which read only their arguments. Not pragma_* and the like: they describe
+   * the node. Learnt by compiling a read of each; kept as long as the facts of
+   * compiled statements are.
+   */
+  replayableVirtualTables(): ReadonlySet<string> {
+    if (this.replayable !== null) return this.replayable;
+    const sources = [
+      ...[...this.tables().values()]
+        .filter((t) => t.kind === "virtual")
+        .map((t) => quoteIdent(t.name)),
+      ...JSON_TABLE_FUNCTIONS.map((name) => `${name}('[]')`),
+    ];
+    const handles = new Set<string>();
+    for (const source of sources) {
+      for (const row of this.sql.exec(`EXPLAIN SELECT 1 FROM ${source}`).raw()) {
+        if (row[1] === "VOpen") handles.add(String(row[5]));
+      }
+    }
+    this.replayable = handles;
+    return handles;
   }
 
   facts(sql: string): ProgramFacts | undefined {
@@ -60,7 +91,7 @@ export class Schema implements RootLookup {
     if (this.loaded !== null) return this.loaded;
     const objects = this.sql
       .exec<{ type: string; name: string; tbl_name: string; rootpage: number; sql: string | null }>(
-        "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema",
+        "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema ORDER BY rowid",
       )
       .toArray()
       .map((r) => ({

@@ -5,9 +5,8 @@
  * where it stopped. `end` then swaps the whole database in one transaction:
  * user objects dropped, tables created as the master stored them, rows
  * applied from their exact images (foreign keys are checked at its commit, so
- * no order between tables matters), external-content fts5 tables rebuilt from
- * their content, then indexes, views, triggers, capture triggers and
- * sqlite_sequence. Nothing fires on the way: a replica's trigger guard flag is
+ * no order between tables matters), then indexes, views, triggers, capture
+ * triggers and sqlite_sequence. Nothing fires on the way: a replica's trigger guard flag is
  * always set.
  */
 import type { SnapshotMessage, SnapshotReply } from "../../core/protocol";
@@ -112,7 +111,6 @@ function install(node: SqlNode, message: Extract<SnapshotMessage, { phase: "end"
   for (const object of message.objects) if (object.type === "table") sql.exec(object.sql);
   node.schema.invalidate();
   message.tables.forEach((table, i) => {
-    if (table.rebuild) return;
     const info = node.schema.table(table.name);
     if (info === undefined) throw new Error(`snapshot table ${table.name} was not created`);
     for (let after = 0; ; ) {
@@ -131,12 +129,6 @@ function install(node: SqlNode, message: Extract<SnapshotMessage, { phase: "end"
       after = rows[rows.length - 1]?.pos ?? after;
     }
   });
-  for (const table of message.tables) {
-    if (table.rebuild) {
-      const name = quoteIdent(table.name);
-      sql.exec(`INSERT INTO ${name} (${name}) VALUES ('rebuild')`);
-    }
-  }
   for (const object of message.objects) if (object.type !== "table") sql.exec(object.sql);
   node.schema.invalidate();
   syncCaptureTriggers(sql, node.schema);

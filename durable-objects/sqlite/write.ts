@@ -6,8 +6,9 @@
 import { toApiValue } from "../../core/api-values";
 import { ApiError } from "../../core/errors";
 import type { LogEntry, ResultFormat, Statement, StatementResult } from "../../core/protocol";
+import type { RecordBudget } from "../../core/record-budget";
 import { isReservedName } from "../../core/reserved-names";
-import { type Change, effectsHash } from "../../core/row-capture";
+import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
 import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-change";
 import { isCapturedTable } from "../../core/schema-info";
 import { quoteIdent } from "../../core/sql-lexer";
@@ -23,7 +24,13 @@ import {
 } from "../../core/sql-statement";
 import { rowSql } from "../../core/sql-value";
 import { guardTrigger } from "../../core/trigger-guard";
-import { dropCaptureTriggers, syncCaptureTriggers, takeChanges, takeWithCounts } from "./capture";
+import {
+  countThenTake,
+  dropCaptureTriggers,
+  syncCaptureTriggers,
+  takeChanges,
+  takeWithCounts,
+} from "./capture";
 import { type ExactRows, type ResultBudget, asObjects, readExact, readRuntime } from "./read";
 import type { Schema } from "./schema";
 
@@ -100,15 +107,22 @@ function result(
   return out;
 }
 
+export interface WriteLimits {
+  /** A replayable write changing at least this many rows ships as its statement; 0: never. */
+  statementMinRows: number;
+  /** What the request's log record may still hold. */
+  record: RecordBudget;
+}
+
 /** Runs one statement of a write request; throws ApiError to refuse it (the caller rolls back). */
 export function runWrite(
   node: SqlNode,
   statement: Statement,
   budget: ResultBudget,
   format: ResultFormat,
-  /** A replayable write changing at least this many rows ships as its statement; 0: never. */
-  statementMinRows = 0,
+  limits: WriteLimits,
 ): WriteOutcome {
+  const { statementMinRows, record } = limits;
   const bound = prepare(statement.sql, statement.params);
   const explains = bound.statement.syntax === "explain";
   const facts = compile(
@@ -131,15 +145,16 @@ export function runWrite(
     const out = result({ rowsWritten: 0, lastRowId: null }, rows, format);
     return { entry: null, result: out, wroteSequence: false };
   }
-  if (kind === "ddl") return { ...runDdl(node, bound), wroteSequence };
-  if (kind === "sql") checkReplayable(facts);
+  if (kind === "ddl") return { ...runDdl(node, bound, record), wroteSequence };
+  if (kind === "sql") checkReplayable(facts, () => node.schema.replayableVirtualTables());
   const rows = runGuarded(node, bound, budget);
-  const taken = takeWithCounts(node.sql);
+  const taken = facts.writesVirtualTable
+    ? countThenTake(node.sql, record)
+    : takeWithCounts(node.sql, record);
   const changes = taken.changes;
   const rowsWritten = taken.counts.changes;
   const lastRowId = insert && rowsWritten > 0 ? toApiValue(BigInt(taken.counts.lastRowId)) : null;
   const out = result({ rowsWritten, lastRowId }, rows, format);
-  const effects = effectsHash(changes);
   // A large write that every replica computes alike ships as its statement:
   // one statement to run instead of every row to apply, checked all the same by
   // the effects digest. Replicas run it with triggers on, so its program, triggers
@@ -153,9 +168,19 @@ export function runWrite(
   if (asStatement) {
     const run = guardedStatement(bound);
     const params = run.params.map(encodeBindable);
-    return { entry: { kind: "sql", sql: run.sql, params, effects }, result: out, wroteSequence };
+    const rowid = facts.setsLastRowId && rowsWritten > 0;
+    const effects = statementEffects(changes, rowsWritten, rowid ? taken.counts.lastRowId : null);
+    const entry: LogEntry = {
+      kind: "sql",
+      sql: run.sql,
+      params,
+      effects,
+      ...(rowid ? { rowid } : {}),
+    };
+    return { entry, result: out, wroteSequence };
   }
-  const entry: LogEntry | null = changes.length === 0 ? null : { kind: "rows", changes, effects };
+  const entry: LogEntry | null =
+    changes.length === 0 ? null : { kind: "rows", changes, effects: effectsHash(changes) };
   return { entry, result: out, wroteSequence };
 }
 
@@ -166,7 +191,11 @@ function runGuarded(node: SqlNode, bound: BoundBody, budget: ResultBudget): Exac
   return rows.columns.length === 0 ? null : rows;
 }
 
-function runDdl(node: SqlNode, bound: BoundBody): { entry: LogEntry; result: StatementResult } {
+function runDdl(
+  node: SqlNode,
+  bound: BoundBody,
+  record: RecordBudget,
+): { entry: LogEntry; result: StatementResult } {
   const before = [...node.schema.objects()];
   // ALTER TABLE refuses to drop or rename a column a trigger names: capture
   // triggers go first and come back after.
@@ -176,7 +205,7 @@ function runDdl(node: SqlNode, bound: BoundBody): { entry: LogEntry; result: Sta
   const diff = diffSchema(before, node.schema.objects());
   checkSchemaChange(diff, node.schema.tables());
   syncCaptureTriggers(node.sql, node.schema);
-  const changes = takeChanges(node.sql);
+  const changes = takeChanges(node.sql, record);
   let sql = bound.body;
   for (const name of createdTables(diff, before)) {
     // A virtual table's shadow tables fill themselves on every node.
@@ -186,7 +215,7 @@ function runDdl(node: SqlNode, bound: BoundBody): { entry: LogEntry; result: Sta
     // and take its rows, instead of running the SELECT themselves.
     const stored = node.schema.objects().find((o) => o.type === "table" && o.name === name);
     if (stored?.sql) sql = stored.sql;
-    changes.push(...tableRows(node, name));
+    changes.push(...tableRows(node, name, record));
   }
   // DDL writes no rows of its own: SQLite's changes() still counts the last DML.
   const out: StatementResult = { rowsWritten: 0, lastRowId: null };
@@ -194,7 +223,7 @@ function runDdl(node: SqlNode, bound: BoundBody): { entry: LogEntry; result: Sta
 }
 
 /** Every row of a table as insert changes, images exact. */
-export function tableRows(node: SqlNode, name: string): Change[] {
+export function tableRows(node: SqlNode, name: string, record?: RecordBudget): Change[] {
   const table = node.schema.table(name);
   if (table === undefined) return [];
   const key = table.key;
@@ -205,7 +234,9 @@ export function tableRows(node: SqlNode, name: string): Change[] {
   for (const [nk, img] of node.sql
     .exec(`SELECT ${keySql}, ${image} FROM ${quoteIdent(name)}`)
     .raw()) {
-    out.push({ t: name, op: "I", nk: String(nk), img: String(img) });
+    const change: Change = { t: name, op: "I", nk: String(nk), img: String(img) };
+    record?.add(32 + change.t.length + (change.nk?.length ?? 0) + (change.img?.length ?? 0));
+    out.push(change);
   }
   return out;
 }
