@@ -142,6 +142,13 @@ export interface AppendRequest {
   holdMs?: number;
 }
 
+/** One fts5 setting: `value` is quote() of what `<table>_config` holds for `key`. */
+export interface Fts5Setting {
+  table: string;
+  key: string;
+  value: string;
+}
+
 /** A snapshot the master took (SnapshotSource): what a rebuilt replica installs. */
 export interface SnapshotPlan {
   id: string;
@@ -152,6 +159,8 @@ export interface SnapshotPlan {
   objects: { type: string; name: string; sql: string }[];
   /** sqlite_sequence rows (seq as a cell). */
   sequence: { name: string; seq: string }[];
+  /** Settings of the fts5 tables (sqlite/fts5-settings.ts). */
+  fts5Settings: Fts5Setting[];
 }
 
 /**
@@ -170,6 +179,7 @@ export type SnapshotMessage =
       tables: { name: string }[];
       objects: SnapshotPlan["objects"];
       sequence: SnapshotPlan["sequence"];
+      fts5Settings: SnapshotPlan["fts5Settings"];
     };
 
 export interface SnapshotReply {

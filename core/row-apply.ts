@@ -4,11 +4,12 @@
  * REPLACE did on the master (it deletes the conflicting row without a capture,
  * and the replica, holding the same rows, deletes the same one).
  *
- * Values stay cells (sql-value.ts) all the way into SQLite, which decodes them
- * itself: an INTEGER by CAST from its decimal, a REAL by CAST from quote()'s
- * text (quote() prints a REAL so that SQLite's own parser reads back the same
- * double, and every REAL cell comes from quote() on the master), TEXT and BLOB
- * from hex. No value crosses the runtime's JS number conversion on the way.
+ * Values stay text all the way into SQLite, which decodes them itself: an
+ * INTEGER by CAST from its decimal, a REAL by CAST from quote()'s text (quote()
+ * prints a REAL so that SQLite's own parser reads back the same double, and
+ * every REAL cell comes from quote() on the master), TEXT and BLOB from hex
+ * (printable ASCII text as itself). No value crosses the runtime's JS number
+ * conversion on the way.
  */
 import type { Change } from "./row-capture";
 import type { TableInfo } from "./schema-info";
@@ -18,6 +19,11 @@ import { quoteIdent } from "./sql-lexer";
 export interface ApplyStatement {
   sql: string;
   params: Bindable[];
+  /**
+   * An UPDATE or DELETE of one row by its key: on a replica holding the
+   * master's rows it must find that row (write at least one row).
+   */
+  mustHit?: true;
 }
 
 /** SQLite's limit on parameters per statement on Durable Objects. */
@@ -27,13 +33,27 @@ const MAX_INSERT_ROWS = 200;
 
 const SEPARATOR = "\u001f";
 
-/** SQL that decodes the cell bound to `p` (a parameter such as `?3`). */
-export function decodeCellSql(p: string): string {
-  return (
-    `CASE substr(${p}, 1, 1) WHEN 'i' THEN CAST(substr(${p}, 2) AS INTEGER) ` +
-    `WHEN 'r' THEN CAST(substr(${p}, 2) AS REAL) WHEN 's' THEN substr(${p}, 2) ` +
-    `WHEN 't' THEN CAST(unhex(substr(${p}, 2)) AS TEXT) WHEN 'b' THEN unhex(substr(${p}, 2)) END`
-  );
+/**
+ * SQL that turns the body of a cell of kind `kind`, bound to `p`, back into
+ * its value: typed here, once per value, so SQLite only casts (the statement
+ * text then varies with the row's storage classes, a handful of texts per
+ * table, each compiled once). Null when the cell needs no parameter.
+ */
+function decodeSql(kind: string, p: string): string | null {
+  switch (kind) {
+    case "i":
+      return `CAST(${p} AS INTEGER)`;
+    case "r":
+      return `CAST(${p} AS REAL)`;
+    case "s":
+      return p;
+    case "t":
+      return `CAST(unhex(${p}) AS TEXT)`;
+    case "b":
+      return `unhex(${p})`;
+    default:
+      return null;
+  }
 }
 
 /** A cell as an SQL literal, for tables too wide for parameters. */
@@ -63,8 +83,10 @@ class Cells {
 
   sql(cell: string): string {
     if (this.literals) return cellLiteral(cell);
-    this.params.push(cell);
-    return decodeCellSql(`?${this.params.length}`);
+    const decode = decodeSql(cell.charAt(0), `?${this.params.length + 1}`);
+    if (decode === null) return "NULL";
+    this.params.push(cell.slice(1));
+    return decode;
   }
 }
 
@@ -120,6 +142,7 @@ export function applyChanges(table: TableInfo, changes: readonly Change[]): Appl
       out.push({
         sql: `DELETE FROM ${target} WHERE ${where(table, change.ok ?? "", values)}`,
         params: values.params,
+        mustHit: true,
       });
       continue;
     }
@@ -130,6 +153,7 @@ export function applyChanges(table: TableInfo, changes: readonly Change[]): Appl
     out.push({
       sql: `UPDATE OR REPLACE ${target} SET ${sets.join(", ")} WHERE ${where(table, change.ok ?? "", values)}`,
       params: values.params,
+      mustHit: true,
     });
   }
   flushInserts();

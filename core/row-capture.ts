@@ -7,13 +7,23 @@
  * replica applies them and captures its own changes the same way, so both
  * sides can compare what they did (effectsHash).
  */
-import { createHash } from "node:crypto";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import type { TableInfo } from "./schema-info";
 import { quoteIdent, quoteString } from "./sql-lexer";
 import { rowSql } from "./sql-value";
+import { APPLYING_TABLE } from "./trigger-guard";
 
 export const CHANGES_TABLE = "_repl_changes";
 export const CAPTURE_PREFIX = "_repl_cap_";
+
+/**
+ * The trigger guard's flag holds 2 while a replica applies rows it checks
+ * another way (row-apply.ts, `mustHit`): capture is off then, as user
+ * triggers are whenever the flag holds a row. On the master the flag is empty.
+ */
+export const UNCAPTURED = 2;
+const CAPTURE_ON = `NOT EXISTS (SELECT 1 FROM ${APPLYING_TABLE} WHERE x = ${UNCAPTURED})`;
 
 export type ChangeOp = "I" | "U" | "D";
 
@@ -56,7 +66,7 @@ export function captureTriggers(table: TableInfo): { name: string; sql: string }
     const trigger = captureTriggerName(op, table.name);
     return {
       name: trigger,
-      sql: `CREATE TRIGGER ${quoteIdent(trigger)} AFTER ${event} ON ${on} BEGIN ${body} END`,
+      sql: `CREATE TRIGGER ${quoteIdent(trigger)} AFTER ${event} ON ${on} WHEN ${CAPTURE_ON} BEGIN ${body} END`,
     };
   };
   return [
@@ -88,6 +98,15 @@ export function toChange(row: ChangeRow): Change {
 }
 
 /**
+ * SHA-256, first 128 bits in hex. A plain-JS SHA-256: node:crypto's Hash is a
+ * stream object whose construction costs more than hashing a short text, and
+ * every log entry is hashed on the master and again on each replica.
+ */
+function digest(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)).subarray(0, 16));
+}
+
+/**
  * A digest of what a list of changes leaves behind: for every row it touched,
  * its final image, or that it is gone. Order-free on purpose: a replica applying
  * the images, whose own foreign-key actions touch the same rows in another
@@ -103,7 +122,7 @@ export function effectsHash(changes: readonly Change[]): string {
   }
   const keys = [...final.keys()].sort();
   const text = keys.map((key) => `${key}\u001d${final.get(key) ?? "\u0000gone"}`).join("\u001c");
-  return createHash("sha256").update(text).digest("hex").slice(0, 32);
+  return digest(text);
 }
 
 /** What SQLite's counters say the statement that just ran did. */
@@ -128,5 +147,5 @@ export function statementEffects(
   lastRowId: string | null,
 ): string {
   const text = `${effectsHash(changes)}\u001c${changed}\u001c${lastRowId ?? "-"}`;
-  return createHash("sha256").update(text).digest("hex").slice(0, 32);
+  return digest(text);
 }

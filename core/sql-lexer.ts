@@ -258,6 +258,11 @@ function readBlob(sql: string, start: number): Step {
 }
 
 /** Quotes an identifier for SQLite, doubling any quote inside it. */
+/** A name as SQLite compares names: ASCII letters folded to lower case, nothing else. */
+export function asciiLower(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
 export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }

@@ -17,6 +17,7 @@ import { quoteIdent } from "../core/sql-lexer";
 import { isCaptureTrigger } from "./sqlite/capture";
 import { imagesSql } from "./sqlite/checksums";
 import { readSequence } from "./sqlite/apply";
+import { readFts5Settings } from "./sqlite/fts5-settings";
 import type { SqlNode } from "./sqlite/write";
 
 const SHADOW_PREFIX = "_repl_snap_";
@@ -87,6 +88,7 @@ export class SnapshotSource {
         tables,
         objects,
         sequence: readSequence(this.node),
+        fts5Settings: readFts5Settings(this.node),
       };
     });
   }

@@ -66,6 +66,7 @@ export async function streamSnapshot(
       tables: plan.tables.map((t) => ({ name: t.name })),
       objects: plan.objects,
       sequence: plan.sequence,
+      fts5Settings: plan.fts5Settings,
     });
     source.release();
     progress.lastError = null;

@@ -167,28 +167,65 @@ describe("snapshots keep exact values and every row, 4 replicas plus one added",
 });
 
 describe("a replica that computes other effects than the master is caught, 4 replicas", () => {
-  it("a replica whose rows were changed outside the log diverges, serves nothing, and is rebuilt", async () => {
-    const c = await cluster("diverge", "CREATE TABLE t (id INTEGER PRIMARY KEY, v)");
-    expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('a'), ('b')" }])).status).toBe(200);
-    await converged(c);
-    expect((await patchTunables(c, { debug_fault_injection: true })).status).toBe(200);
-    // The fault route edits replica-1's rows behind the log's back.
-    const tamper = await call("POST", `/admin/clusters/${c}/replicas/replica-1/tamper`, {
-      body: { sql: "DELETE FROM t WHERE id = 2" },
-    });
-    expect(tamper.status, JSON.stringify(tamper.body)).toBe(200);
-    // The next write updates row 2: replica-1 has no row 2 to update.
-    expect((await exec(c, [{ sql: "UPDATE t SET v = 'B' WHERE id = 2" }])).status).toBe(200);
-    await converged(c, 30_000);
-    const s = await call<{ replicas: { id: string; snapshot: { id: string | null } }[] }>(
-      "GET",
-      `/admin/clusters/${c}/status`,
-    );
-    expect(s.body.replicas.find((r) => r.id === "replica-1")?.snapshot.id).not.toBeNull();
-    expect(await sameEverywhere(c, "SELECT id, v FROM t ORDER BY id")).toEqual([
-      [1, "a"],
-      [2, "B"],
-    ]);
-    expect(await rowsOn(c, "replica-1", "SELECT count(*) FROM t")).toEqual([[2]]);
-  });
+  it.each([
+    [
+      "no foreign key (checked by finding each row)",
+      "CREATE TABLE t (id INTEGER PRIMARY KEY, v)",
+      "UPDATE t SET v = 'B' WHERE id = 2",
+      [
+        [1, "a"],
+        [2, "B"],
+      ],
+    ],
+    [
+      "no foreign key, a DELETE",
+      "CREATE TABLE t (id INTEGER PRIMARY KEY, v)",
+      "DELETE FROM t WHERE id = 2",
+      [[1, "a"]],
+    ],
+    [
+      "a foreign key (checked by capture)",
+      "CREATE TABLE t (id INTEGER PRIMARY KEY, v, up REFERENCES t (id))",
+      "UPDATE t SET v = 'B' WHERE id = 2",
+      [
+        [1, "a"],
+        [2, "B"],
+      ],
+    ],
+    [
+      "a foreign key, a DELETE",
+      "CREATE TABLE t (id INTEGER PRIMARY KEY, v, up REFERENCES t (id))",
+      "DELETE FROM t WHERE id = 2",
+      [[1, "a"]],
+    ],
+  ])(
+    "a replica whose rows were changed outside the log diverges, serves nothing, and is rebuilt: %s",
+    async (_, ddl, write, rows) => {
+      const c = await cluster("diverge", ddl);
+      expect(
+        (await exec(c, [{ sql: "INSERT INTO t (id, v) VALUES (1, 'a'), (2, 'b')" }])).status,
+      ).toBe(200);
+      await converged(c);
+      const tuned = await patchTunables(c, {
+        debug_fault_injection: true,
+        coherency_rejoin_penalty_ms: 0,
+      });
+      expect(tuned.status).toBe(200);
+      // The fault route edits replica-1's rows behind the log's back.
+      const tamper = await call("POST", `/admin/clusters/${c}/replicas/replica-1/tamper`, {
+        body: { sql: "DELETE FROM t WHERE id = 2" },
+      });
+      expect(tamper.status, JSON.stringify(tamper.body)).toBe(200);
+      // The next write changes row 2: replica-1 has no row 2.
+      expect((await exec(c, [{ sql: write }])).status).toBe(200);
+      await converged(c, 30_000);
+      const s = await call<{ replicas: { id: string; snapshot: { id: string | null } }[] }>(
+        "GET",
+        `/admin/clusters/${c}/status`,
+      );
+      expect(s.body.replicas.find((r) => r.id === "replica-1")?.snapshot.id).not.toBeNull();
+      expect(await sameEverywhere(c, "SELECT id, v FROM t ORDER BY id")).toEqual(rows);
+      expect(await rowsOn(c, "replica-1", "SELECT count(*) FROM t")).toEqual([[rows.length]]);
+    },
+  );
 });

@@ -5,10 +5,10 @@
  * (row-capture.ts), and their digests must agree entry by entry.
  */
 import type { LogEntry, LogRecord } from "../../core/protocol";
-import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
+import { type Change, UNCAPTURED, effectsHash, statementEffects } from "../../core/row-capture";
 import { applyChanges } from "../../core/row-apply";
 import { decodeBindable } from "../../core/sql-params";
-import { tokenize } from "../../core/sql-lexer";
+import { asciiLower, tokenize } from "../../core/sql-lexer";
 import { SqlBuilder, cellSql, decodeCell } from "../../core/sql-value";
 import { APPLYING_TABLE } from "../../core/trigger-guard";
 import { countThenTake, dropCaptureTriggers, syncCaptureTriggers, takeChanges } from "./capture";
@@ -26,7 +26,19 @@ export class DivergedError extends Error {
   }
 }
 
-function applyRows(node: SqlNode, changes: readonly Change[], lsn: number, index: number): void {
+/**
+ * Applies one entry's rows. `checked`: the caller compares digests of what it
+ * captured; otherwise every UPDATE and DELETE must find its row, which is all
+ * the digest would tell for tables no foreign key joins (nothing else moves
+ * there: user triggers are off, and every image is the master's).
+ */
+function applyRows(
+  node: SqlNode,
+  changes: readonly Change[],
+  lsn: number,
+  index: number,
+  checked: boolean,
+): void {
   let start = 0;
   while (start < changes.length) {
     const table = changes[start]?.t ?? "";
@@ -37,36 +49,58 @@ function applyRows(node: SqlNode, changes: readonly Change[], lsn: number, index
       throw new DivergedError(lsn, index, `no table ${table} for its changes`);
     }
     for (const statement of applyChanges(info, changes.slice(start, end))) {
-      run(node.sql, statement.sql, ...statement.params);
+      const cursor = node.sql.exec(statement.sql, ...statement.params);
+      for (const _ of cursor.raw()) {
+        // no rows: read to the end so the statement completes
+      }
+      if (!checked && statement.mustHit === true && cursor.rowsWritten === 0) {
+        throw new DivergedError(lsn, index, `a row of ${table} the master changed is missing`);
+      }
     }
     start = end;
   }
 }
 
-function isAlter(sql: string): boolean {
+/** Whether an entry's rows touch a table a foreign key joins (cascades may act). */
+function touchesForeignKeys(node: SqlNode, changes: readonly Change[]): boolean {
+  const related = node.schema.foreignKeyTables();
+  if (related.size === 0) return false;
+  return changes.some((change) => related.has(asciiLower(change.t)));
+}
+
+function firstWord(sql: string): string | undefined {
   const first = tokenize(sql)[0];
-  return first?.type === "word" && first.value.toUpperCase() === "ALTER";
+  return first?.type === "word" ? first.value.toUpperCase() : undefined;
 }
 
 /**
- * Applies log records on a replica within the caller's transaction. A
- * replica keeps the trigger guard's flag set at all times (ensureReplicaFlag):
- * its user triggers never fire, since the master's rows hold their effects.
- * The flag is lifted only around `sql` entries, which replicas run as the
- * master ran them, triggers and all, and set again before the commit.
+ * What a replica's trigger guard flag holds while it applies an entry:
+ * nothing (every trigger fires: `sql` entries, run as the master ran them),
+ * 1 (user triggers off: rows checked by their captured digest), or UNCAPTURED
+ * (capture off too: rows checked by `mustHit`).
+ */
+type FlagState = 0 | 1 | typeof UNCAPTURED;
+
+/**
+ * Applies log records on a replica within the caller's transaction. Between
+ * batches the flag holds UNCAPTURED (ensureReplicaFlag, and `finish` before
+ * every commit): user triggers never fire, since the master's rows hold their
+ * effects, and nothing is captured. Every batch starts from that state and the
+ * flag is only changed inside the batch's transaction, so a batch that fails
+ * rolls it back to that state too.
  */
 export class BatchApplier {
-  private flagged = true;
+  private state: FlagState = UNCAPTURED;
 
   constructor(private readonly node: SqlNode) {}
 
-  private flag(on: boolean): void {
-    if (on === this.flagged) return;
-    run(
-      this.node.sql,
-      on ? `INSERT INTO ${APPLYING_TABLE} (x) VALUES (1)` : `DELETE FROM ${APPLYING_TABLE}`,
-    );
-    this.flagged = on;
+  private flag(next: FlagState): void {
+    if (next === this.state) return;
+    const sql = this.node.sql;
+    if (next === 0) run(sql, `DELETE FROM ${APPLYING_TABLE}`);
+    else if (this.state === 0) run(sql, `INSERT INTO ${APPLYING_TABLE} (x) VALUES (${next})`);
+    else run(sql, `UPDATE ${APPLYING_TABLE} SET x = ${next}`);
+    this.state = next;
   }
 
   /** Applies one record's entries and AUTOINCREMENT counters; throws DivergedError. */
@@ -79,22 +113,33 @@ export class BatchApplier {
 
   private applyEntry(entry: LogEntry, lsn: number, index: number): void {
     const { sql, schema } = this.node;
+    if (entry.kind === "rows" && !touchesForeignKeys(this.node, entry.changes)) {
+      this.flag(UNCAPTURED);
+      applyRows(this.node, entry.changes, lsn, index, false);
+      return;
+    }
     let mine: string;
     if (entry.kind === "sql") {
-      this.flag(false);
+      this.flag(0);
       sql.exec(entry.sql, ...entry.params.map(decodeBindable)).toArray();
       const taken = countThenTake(sql);
       const rowid = entry.rowid === true ? taken.counts.lastRowId : null;
       mine = statementEffects(taken.changes, taken.counts.changes, rowid);
     } else {
-      this.flag(true);
+      this.flag(1);
+      // What a DROP TABLE captured it deleted before the table went (its rows,
+      // and its children's through foreign-key actions): applied first, while
+      // the parent a child's foreign key names still exists. Other DDL's rows
+      // (CREATE TABLE ... AS) go into what it made.
+      const before = entry.kind === "ddl" && firstWord(entry.sql) === "DROP";
+      if (before) applyRows(this.node, entry.changes, lsn, index, true);
       if (entry.kind === "ddl") {
-        if (isAlter(entry.sql)) dropCaptureTriggers(sql, schema);
+        if (firstWord(entry.sql) === "ALTER") dropCaptureTriggers(sql, schema);
         sql.exec(entry.sql).toArray();
         schema.invalidate();
         syncCaptureTriggers(sql, schema);
       }
-      applyRows(this.node, entry.changes, lsn, index);
+      if (!before) applyRows(this.node, entry.changes, lsn, index, true);
       mine = effectsHash(takeChanges(sql));
     }
     if (mine !== entry.effects) {
@@ -102,9 +147,9 @@ export class BatchApplier {
     }
   }
 
-  /** Sets the flag again if an entry lifted it. */
+  /** Leaves the flag as it stands between batches. */
   finish(): void {
-    this.flag(true);
+    this.flag(UNCAPTURED);
   }
 }
 
@@ -128,10 +173,8 @@ export function readSequence(node: SqlNode): NonNullable<LogRecord["sequence"]> 
     .toArray();
 }
 
-/** A replica's standing state: the trigger guard's flag set, so user triggers stay off. */
+/** A replica's standing state: the flag holds UNCAPTURED, so user triggers and capture stay off. */
 export function ensureReplicaFlag(sql: SqlStorage): void {
-  run(
-    sql,
-    `INSERT INTO ${APPLYING_TABLE} (x) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM ${APPLYING_TABLE})`,
-  );
+  run(sql, `DELETE FROM ${APPLYING_TABLE}`);
+  run(sql, `INSERT INTO ${APPLYING_TABLE} (x) VALUES (${UNCAPTURED})`);
 }

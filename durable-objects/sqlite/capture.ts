@@ -11,7 +11,7 @@ import {
 } from "../../core/row-capture";
 import { type SchemaObject, isCapturedTable } from "../../core/schema-info";
 import type { RecordBudget } from "../../core/record-budget";
-import { quoteIdent } from "../../core/sql-lexer";
+import { asciiLower, quoteIdent } from "../../core/sql-lexer";
 import { run } from "./run";
 import type { Schema } from "./schema";
 
@@ -34,7 +34,7 @@ export function syncCaptureTriggers(sql: SqlStorage, schema: Schema): void {
   const outranked = tablesWithLaterTriggers(schema.objects());
   for (const object of schema.objects()) {
     if (object.type !== "trigger" || !isCaptureTrigger(object.name)) continue;
-    if (wanted.get(object.name) === object.sql && !outranked.has(object.tblName)) {
+    if (wanted.get(object.name) === object.sql && !outranked.has(asciiLower(object.tblName))) {
       existing.add(object.name);
       continue;
     }
@@ -74,10 +74,13 @@ function tablesWithLaterTriggers(objects: readonly SchemaObject[]): Set<string> 
   const out = new Set<string>();
   objects.forEach((object, position) => {
     if (object.type !== "trigger") return;
+    // tbl_name is the name as the trigger's ON clause spelled it: SQLite
+    // matches table names with ASCII case folded, and so must this.
+    const table = asciiLower(object.tblName);
     if (isCaptureTrigger(object.name)) {
-      if (!firstCapture.has(object.tblName)) firstCapture.set(object.tblName, position);
-    } else if (firstCapture.has(object.tblName)) {
-      out.add(object.tblName);
+      if (!firstCapture.has(table)) firstCapture.set(table, position);
+    } else if (firstCapture.has(table)) {
+      out.add(table);
     }
   });
   return out;

@@ -3,8 +3,8 @@
  * every user table (rowid or primary key included, every value as a cell, in
  * key order), over the user schema's SQL, and over sqlite_sequence. Two nodes
  * agree only if they hold the same values of the same storage classes under
- * the same keys. Virtual tables are hashed by their content, not their shadow
- * tables, whose layout is the module's own.
+ * the same keys. Virtual tables are hashed by their content and their fts5
+ * settings, not their shadow tables, whose layout is the module's own.
  */
 import { createHash } from "node:crypto";
 import type { NodeChecksums, TableChecksum } from "../../core/protocol";
@@ -12,6 +12,7 @@ import { isUserName } from "../../core/reserved-names";
 import { quoteIdent } from "../../core/sql-lexer";
 import { rowSql } from "../../core/sql-value";
 import { isCaptureTrigger } from "./capture";
+import { readFts5Settings } from "./fts5-settings";
 import type { SqlNode } from "./write";
 
 /** SELECT of a table's key and image cells in key order. */
@@ -40,6 +41,9 @@ export function nodeChecksums(node: SqlNode, label: string, appliedLsn: number):
       .raw()) {
       schema.update(`seq\u001f${String(name)}\u001f${String(seq)}\u001e`);
     }
+  }
+  for (const { table, key, value } of readFts5Settings(node)) {
+    schema.update(`fts5\u001f${table}\u001f${key}\u001f${value}\u001e`);
   }
   const tables: Record<string, TableChecksum> = {};
   for (const name of [...node.schema.tables().keys()].sort()) {

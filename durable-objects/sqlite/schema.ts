@@ -13,7 +13,7 @@ import {
 } from "../../core/schema-info";
 import type { RootLookup } from "../../core/sql-policy";
 import type { ProgramFacts } from "../../core/sql-program";
-import { quoteIdent } from "../../core/sql-lexer";
+import { asciiLower, quoteIdent } from "../../core/sql-lexer";
 
 interface Loaded {
   sequenceRoot: number | undefined;
@@ -40,9 +40,36 @@ export class Schema implements RootLookup {
     this.loaded = null;
     this.compiled.clear();
     this.replayable = null;
+    this.related = null;
   }
 
   private replayable: Set<string> | null = null;
+  private related: Set<string> | null = null;
+
+  /**
+   * Tables a foreign key joins, on either end (names ASCII-lowercased): applying a row there can make
+   * SQLite act on other rows (cascades), so a replica checks such rows by
+   * capturing what it did (apply.ts).
+   */
+  foreignKeyTables(): ReadonlySet<string> {
+    if (this.related !== null) return this.related;
+    const related = new Set<string>();
+    for (const table of this.tables().values()) {
+      if (table.kind !== "table") continue;
+      const parents = this.sql
+        .exec<{ parent: string }>(
+          'SELECT "table" AS parent FROM pragma_foreign_key_list(?)',
+          table.name,
+        )
+        .toArray();
+      if (parents.length === 0) continue;
+      // Names compare as SQLite compares them (ASCII case folded).
+      related.add(asciiLower(table.name));
+      for (const { parent } of parents) related.add(asciiLower(parent));
+    }
+    this.related = related;
+    return related;
+  }
 
   /**
    * The virtual tables a statement replicas run themselves may read, as

@@ -16,6 +16,7 @@ import { applyChanges } from "../../core/row-apply";
 import { quoteIdent } from "../../core/sql-lexer";
 import { ensureReplicaFlag, restoreSequence } from "./apply";
 import { syncCaptureTriggers } from "./capture";
+import { restoreFts5Settings } from "./fts5-settings";
 import { run } from "./run";
 import type { SqlNode } from "./write";
 
@@ -108,8 +109,15 @@ function install(node: SqlNode, message: Extract<SnapshotMessage, { phase: "end"
   sql.exec("PRAGMA defer_foreign_keys = ON");
   ensureReplicaFlag(sql);
   dropUserObjects(node);
-  for (const object of message.objects) if (object.type === "table") sql.exec(object.sql);
+  // Indexes before rows: a foreign key may name a parent key that only a
+  // UNIQUE index makes unique, and SQLite refuses to compile writes to its
+  // child until that index exists.
+  for (const object of message.objects) {
+    if (object.type === "table" || object.type === "index") sql.exec(object.sql);
+  }
   node.schema.invalidate();
+  // fts5 settings (page size, merging, rank) before its rows go in, as on the master.
+  restoreFts5Settings(sql, message.fts5Settings);
   message.tables.forEach((table, i) => {
     const info = node.schema.table(table.name);
     if (info === undefined) throw new Error(`snapshot table ${table.name} was not created`);
@@ -129,10 +137,14 @@ function install(node: SqlNode, message: Extract<SnapshotMessage, { phase: "end"
       after = rows[rows.length - 1]?.pos ?? after;
     }
   });
-  for (const object of message.objects) if (object.type !== "table") sql.exec(object.sql);
+  for (const object of message.objects) {
+    if (object.type !== "table" && object.type !== "index") sql.exec(object.sql);
+  }
   node.schema.invalidate();
   syncCaptureTriggers(sql, node.schema);
-  if (message.sequence.length > 0) restoreSequence(sql, message.sequence);
+  // Inserting the rows counted AUTOINCREMENT up: the master's counters replace
+  // them, an emptied sqlite_sequence included.
+  if (node.schema.sequenceRoot() !== undefined) restoreSequence(sql, message.sequence);
   dropStages(sql);
   node.schema.invalidate();
 }

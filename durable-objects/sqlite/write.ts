@@ -145,7 +145,20 @@ export function runWrite(
     const out = result({ rowsWritten: 0, lastRowId: null }, rows, format);
     return { entry: null, result: out, wroteSequence: false };
   }
-  if (kind === "ddl") return { ...runDdl(node, bound, record), wroteSequence };
+  if (kind === "ddl") {
+    if (facts.writesVirtualTable) {
+      // DROP TABLE of a parent deletes its rows first; foreign-key actions then
+      // fire the child's triggers, which may write fts5: replicas run DDL with
+      // triggers off and take its rows from capture, which fts5 writes never reach.
+      throw new ApiError(
+        "INVALID_SQL",
+        "this schema change would write a virtual table (foreign-key actions firing triggers " +
+          "that write fts5): drop those triggers first, change the schema, and create them again",
+        { construct: "schema change writing a virtual table" },
+      );
+    }
+    return { ...runDdl(node, bound, record), wroteSequence };
+  }
   if (kind === "sql") checkReplayable(facts, () => node.schema.replayableVirtualTables());
   const rows = runGuarded(node, bound, budget);
   const taken = facts.writesVirtualTable
