@@ -5,6 +5,8 @@
  * measures the replication design without the dev server's HTTP proxy, which
  * caps HTTP throughput on small machines.
  */
+import { CostProbe } from "./cost-probe";
+import type { CostRequest } from "./cost-types";
 import { DurableObject } from "cloudflare:workers";
 import type { Result } from "../core/errors";
 import { type ExecResponse, isMasterCrash, masterObjectName } from "../core/protocol";
@@ -199,6 +201,14 @@ export class BenchDriver extends DurableObject<Env> {
    * Read latencies by target and consistency, one cell after another, while
    * `writers` clients insert for the whole run (bench/read-load.ts).
    */
+  private probe: CostProbe | null = null;
+
+  /** bench/cost-probe.ts: an operation run `n` times on this object's own SQLite. */
+  costs(request: CostRequest): number {
+    this.probe ??= new CostProbe(this.ctx.storage);
+    return this.probe.run(request);
+  }
+
   async reads(request: ReadRunRequest): Promise<ReadRunResult> {
     const load = new ReadLoad(this.env, request.cluster);
     await load.seed();

@@ -1,10 +1,11 @@
 /**
  * Benchmark Worker: the production front door and Durable Objects, plus the
- * in-runtime load driver at POST /bench/run (and /bench/crash-run, /bench/reads). Only wrangler.bench.toml uses it,
+ * in-runtime load driver at POST /bench/run (and /bench/crash-run, /bench/reads, /bench/costs). Only wrangler.bench.toml uses it,
  * so the driver is never part of the production bundle.
  */
 import { app } from "../workers/app";
 import { BenchDriver, type CrashRunRequest, type RunRequest } from "./driver";
+import type { CostRequest } from "./cost-types";
 import type { ReadRunRequest } from "./read-types";
 
 export { MasterDO } from "../durable-objects/master";
@@ -32,6 +33,11 @@ export default {
       const body = (await request.json()) as ReadRunRequest;
       const driver = env.BENCH.get(env.BENCH.idFromName(`driver-${body.cluster}`));
       return Response.json(await driver.reads(body));
+    }
+    if (url.pathname === "/bench/costs" && request.method === "POST") {
+      const body = (await request.json()) as CostRequest & { object: string };
+      const probe = env.BENCH.get(env.BENCH.idFromName(`costs-${body.object}`));
+      return Response.json({ done: await probe.costs(body) });
     }
     if (url.pathname === "/bench/run" && request.method === "POST") {
       const body = (await request.json()) as RunRequest;

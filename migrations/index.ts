@@ -5,7 +5,8 @@
  * Internal state lives in the synchronous KV API, out of reach of SQL. What
  * must be SQL stays in two small tables, which the guard keeps user SQL out of:
  * row capture's buffer (`_repl_changes`, empty between transactions) and the
- * trigger guard's flag (`_repl_applying`, empty outside a replica's apply).
+ * trigger guard's flag (`_repl_applying`: empty on a master; on a replica it holds the
+ * flag's standing state, capture and user triggers off, between batches).
  */
 import { CHANGES_TABLE } from "../core/row-capture";
 import { APPLYING_TABLE } from "../core/trigger-guard";
