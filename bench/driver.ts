@@ -197,10 +197,6 @@ export class BenchDriver extends DurableObject<Env> {
     this.stopRequested = true;
   }
 
-  /**
-   * Read latencies by target and consistency, one cell after another, while
-   * `writers` clients insert for the whole run (bench/read-load.ts).
-   */
   private probe: CostProbe | null = null;
 
   /** bench/cost-probe.ts: an operation run `n` times on this object's own SQLite. */
@@ -209,6 +205,10 @@ export class BenchDriver extends DurableObject<Env> {
     return this.probe.run(request);
   }
 
+  /**
+   * Read latencies by target and consistency, one cell after another, while
+   * `writers` clients insert for the whole run (bench/read-load.ts).
+   */
   async reads(request: ReadRunRequest): Promise<ReadRunResult> {
     const load = new ReadLoad(this.env, request.cluster);
     await load.seed();
