@@ -28,16 +28,27 @@ export interface ApplyStatement {
 
 /** SQLite's limit on parameters per statement on Durable Objects. */
 const MAX_PARAMS = 100;
-/** Rows per multi-row INSERT (its parameters permitting). */
+/** Rows per multi-row INSERT. */
 const MAX_INSERT_ROWS = 200;
+/**
+ * Columns a result set may have on Durable Objects: a multi-row VALUES is one,
+ * so rows wider than this (a 100-column table and its rowid) go one at a time.
+ */
+const MAX_COLUMNS = 100;
+/**
+ * Statement text a multi-row INSERT stops growing at: Durable Objects refuse
+ * statements over 100 KB, and a wide table's rows are long.
+ */
+const MAX_INSERT_TEXT = 60_000;
 
 const SEPARATOR = "\u001f";
 
 /**
- * SQL that turns the body of a cell of kind `kind`, bound to `p`, back into
- * its value: typed here, once per value, so SQLite only casts (the statement
- * text then varies with the row's storage classes, a handful of texts per
- * table, each compiled once). Null when the cell needs no parameter.
+ * SQL that turns the body of a cell of kind `kind`, found at `p` (a parameter,
+ * or an element of the statement's JSON array parameter), back into its value:
+ * typed here, once per value, so SQLite only casts (the statement text then
+ * varies with the row's storage classes, a handful of texts per table, each
+ * compiled once). Null when the cell needs no value.
  */
 function decodeSql(kind: string, p: string): string | null {
   switch (kind) {
@@ -56,37 +67,38 @@ function decodeSql(kind: string, p: string): string | null {
   }
 }
 
-/** A cell as an SQL literal, for tables too wide for parameters. */
-function cellLiteral(cell: string): string {
-  const body = cell.slice(1);
-  switch (cell.charAt(0)) {
-    case "i":
-      return body === "-9223372036854775808" ? "(-9223372036854775807 - 1)" : `(${body})`;
-    case "r":
-      return body === "-0.0" ? "(-0.0)" : `CAST('${body}' AS REAL)`;
-    case "s":
-      return `'${body.replaceAll("'", "''")}'`;
-    case "t":
-      return `CAST(X'${body}' AS TEXT)`;
-    case "b":
-      return `X'${body}'`;
-    default:
-      return "NULL";
-  }
-}
-
-/** Places cells into one statement: as parameters decoded in SQL while they fit, else as literals. */
+/**
+ * Places a statement's cells: each body its own parameter when all of them
+ * fit SQLite's limit, else every body in one parameter holding a JSON array,
+ * each read back with `->>` (a JSON string comes back as the same TEXT, and
+ * every body is ASCII: decimal, quote()'s REAL, hex, or printable text).
+ * Either way the statement text depends only on the columns and the cells'
+ * kinds, and no value is written into it.
+ */
 class Cells {
-  readonly params: string[] = [];
+  private readonly bodies: string[] = [];
 
-  constructor(private readonly literals: boolean) {}
+  constructor(private readonly asArray: boolean) {}
+
+  /** For a statement of at most `count` cells. */
+  static forCount(count: number): Cells {
+    return new Cells(count > MAX_PARAMS);
+  }
 
   sql(cell: string): string {
-    if (this.literals) return cellLiteral(cell);
-    const decode = decodeSql(cell.charAt(0), `?${this.params.length + 1}`);
+    const at = this.asArray ? `(?1 ->> ${this.bodies.length})` : `?${this.bodies.length + 1}`;
+    const decode = decodeSql(cell.charAt(0), at);
     if (decode === null) return "NULL";
-    this.params.push(cell.slice(1));
+    this.bodies.push(cell.slice(1));
     return decode;
+  }
+
+  get count(): number {
+    return this.bodies.length;
+  }
+
+  get params(): Bindable[] {
+    return this.asArray ? [JSON.stringify(this.bodies)] : this.bodies;
   }
 }
 
@@ -111,34 +123,77 @@ function where(table: TableInfo, key: string, values: Cells): string {
     .join(" AND ");
 }
 
+/**
+ * An UPDATE as the image it left: every column set, the key too when it
+ * changed, since foreign-key ON UPDATE actions fire only when a key's value
+ * changes (SQLite adds WHEN NOT (old.k IS new.k)). A set list holds at most
+ * 100 columns here: a 100-column table whose rowid changed moves the row
+ * first, then sets its columns.
+ */
+function updateStatements(table: TableInfo, change: Change): ApplyStatement[] {
+  const target = quoteIdent(table.name);
+  const columns = imageColumns(table);
+  const keys = new Set(keyColumns(table));
+  const row = cells(change.img);
+  const oldKey = change.ok ?? "";
+  const newKey = change.nk ?? oldKey;
+  const moved = newKey !== oldKey;
+  const update = (set: number[], key: string): ApplyStatement => {
+    const values = Cells.forCount(set.length + keys.size);
+    const sets = set.map((i) => `${columns[i]} = ${values.sql(row[i] ?? "n")}`);
+    return {
+      sql: `UPDATE OR REPLACE ${target} SET ${sets.join(", ")} WHERE ${where(table, key, values)}`,
+      params: values.params,
+      mustHit: true,
+    };
+  };
+  const all = columns.map((_, i) => i);
+  const data = all.filter((i) => !keys.has(columns[i] ?? ""));
+  if (!moved) return [update(data.length > 0 ? data : all, oldKey)];
+  if (columns.length <= MAX_COLUMNS) return [update(all, oldKey)];
+  const key = all.filter((i) => keys.has(columns[i] ?? ""));
+  return [update(key, oldKey), update(data, newKey)];
+}
+
 /** Statements that replay `changes`, all of one table, in order. */
 export function applyChanges(table: TableInfo, changes: readonly Change[]): ApplyStatement[] {
   const out: ApplyStatement[] = [];
   const target = quoteIdent(table.name);
   const columns = imageColumns(table);
-  const literals = columns.length + 8 > MAX_PARAMS;
+  const head = `INSERT OR REPLACE INTO ${target} (${columns.join(", ")}) VALUES `;
+  // A row's cells fit as parameters when a whole row does; rows are added while
+  // the next one still fits too.
+  const rowsAsParams = columns.length <= MAX_PARAMS;
+  const newInsertCells = () => new Cells(!rowsAsParams);
   let inserts: string[] = [];
-  let insertCells = new Cells(literals);
+  let insertText = 0;
+  let insertCells = newInsertCells();
   const flushInserts = () => {
     if (inserts.length === 0) return;
-    out.push({
-      sql: `INSERT OR REPLACE INTO ${target} (${columns.join(", ")}) VALUES ${inserts.join(", ")}`,
-      params: insertCells.params,
-    });
+    out.push({ sql: head + inserts.join(", "), params: insertCells.params });
     inserts = [];
-    insertCells = new Cells(literals);
+    insertText = 0;
+    insertCells = newInsertCells();
   };
   for (const change of changes) {
     if (change.op === "I") {
-      if (!literals && insertCells.params.length + columns.length > MAX_PARAMS) flushInserts();
+      if (rowsAsParams && insertCells.count + columns.length > MAX_PARAMS) flushInserts();
       const row = cells(change.img);
-      inserts.push(`(${columns.map((_, i) => insertCells.sql(row[i] ?? "n")).join(", ")})`);
-      if (inserts.length >= MAX_INSERT_ROWS) flushInserts();
+      const values = `(${columns.map((_, i) => insertCells.sql(row[i] ?? "n")).join(", ")})`;
+      inserts.push(values);
+      insertText += values.length + 2;
+      if (
+        inserts.length >= (columns.length > MAX_COLUMNS ? 1 : MAX_INSERT_ROWS) ||
+        head.length + insertText >= MAX_INSERT_TEXT
+      ) {
+        flushInserts();
+      }
       continue;
     }
     flushInserts();
-    const values = new Cells(literals);
+    const keyCount = keyColumns(table).length;
     if (change.op === "D") {
+      const values = Cells.forCount(keyCount);
       out.push({
         sql: `DELETE FROM ${target} WHERE ${where(table, change.ok ?? "", values)}`,
         params: values.params,
@@ -146,15 +201,7 @@ export function applyChanges(table: TableInfo, changes: readonly Change[]): Appl
       });
       continue;
     }
-    const row = cells(change.img);
-    // Every column is set, the key too: foreign-key ON UPDATE actions fire only
-    // when a key's value changes (SQLite adds WHEN NOT (old.k IS new.k)).
-    const sets = columns.map((column, i) => `${column} = ${values.sql(row[i] ?? "n")}`);
-    out.push({
-      sql: `UPDATE OR REPLACE ${target} SET ${sets.join(", ")} WHERE ${where(table, change.ok ?? "", values)}`,
-      params: values.params,
-      mustHit: true,
-    });
+    out.push(...updateStatements(table, change));
   }
   flushInserts();
   return out;

@@ -82,29 +82,33 @@ export function classifyWrite(facts: ProgramFacts): WriteKind {
 }
 
 /** Whether replicas running this statement themselves would compute what the master did. */
-export function isReplayable(
-  facts: ProgramFacts,
-  virtualTables?: () => ReadonlySet<string>,
-): boolean {
+export function isReplayable(facts: ProgramFacts, node: ReplayContext = {}): boolean {
   try {
-    checkReplayable(facts, virtualTables);
+    checkReplayable(facts, node);
     return true;
   } catch {
     return false;
   }
 }
 
+/** What the replay rules need to know of the node's schema. */
+export interface ReplayContext {
+  /** The virtual tables a replayed statement may read (names in programs); none when absent. */
+  virtualTables?: () => ReadonlySet<string>;
+  /** sqlite_sequence's root page, when it exists. */
+  sequenceRoot?: number | undefined;
+}
+
 /**
  * For a statement replicas will run themselves (`sql`): it must compute the
  * same everywhere. It calls only deterministic functions, does not read the
- * schema table (its root pages differ from node to node), and reads only the
- * virtual tables `virtualTables` gives (their names in programs; none when
- * absent): pragma_table_list and its kind describe the node, not the data.
+ * schema table (its root pages differ from node to node) nor sqlite_sequence
+ * (a record restores the AUTOINCREMENT counters after its last statement, so
+ * a replica replaying one mid-record would read earlier counters than the
+ * master did), and reads only the virtual tables the context gives:
+ * pragma_table_list and its kind describe the node, not the data.
  */
-export function checkReplayable(
-  facts: ProgramFacts,
-  virtualTables?: () => ReadonlySet<string>,
-): void {
+export function checkReplayable(facts: ProgramFacts, node: ReplayContext = {}): void {
   const calls = nonDeterministicCalls(facts);
   if (calls.length > 0) {
     const construct = `${calls.map((c) => `${c}()`).join(", ")} in a write to a virtual table`;
@@ -125,8 +129,22 @@ export function checkReplayable(
       { construct },
     );
   }
+  const sequence = node.sequenceRoot;
+  if (
+    sequence !== undefined &&
+    (facts.rootsRead.has(sequence) || facts.subRootsRead.has(sequence))
+  ) {
+    const construct = "sqlite_sequence in a write to a virtual table";
+    throw new ApiError(
+      "NON_DETERMINISTIC",
+      `${construct} is not allowed: a write to a virtual table (fts5) is replayed as a ` +
+        "statement on every replica, which restore the AUTOINCREMENT counters only at the end " +
+        "of a request; read the counter first and pass it as a parameter",
+      { construct },
+    );
+  }
   if (facts.virtualTablesRead.size === 0) return;
-  const allowed = virtualTables?.() ?? new Set<string>();
+  const allowed = node.virtualTables?.() ?? new Set<string>();
   if ([...facts.virtualTablesRead].every((handle) => allowed.has(handle))) return;
   const construct = "a table-valued function that describes the node in a write to a virtual table";
   throw new ApiError(

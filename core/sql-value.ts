@@ -129,7 +129,18 @@ export function cellSql(x: string): string {
 /** SQL that renders a row of cells, separated as encodeRow separates them. */
 export function rowSql(columns: readonly string[]): string {
   if (columns.length === 0) return "''";
-  return columns.map((c) => `(${cellSql(c)})`).join(" || char(31) || ");
+  return joinBalanced(columns.map((c) => `(${cellSql(c)})`));
+}
+
+/**
+ * `a || char(31) || b || ...` as a balanced tree: a chain of `||` is as deep as
+ * it is long, and SQLite refuses expressions deeper than 100 (Durable Objects
+ * keep that limit), which a chain over 48 columns would pass.
+ */
+function joinBalanced(parts: readonly string[]): string {
+  if (parts.length === 1) return parts[0] ?? "''";
+  const half = Math.ceil(parts.length / 2);
+  return `(${joinBalanced(parts.slice(0, half))} || char(31) || ${joinBalanced(parts.slice(half))})`;
 }
 
 /**

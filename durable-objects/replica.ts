@@ -23,7 +23,7 @@ import {
 } from "../core/protocol";
 import { migrate } from "../migrations";
 import type { MasterDO } from "./master";
-import { BatchApplier, DivergedError, ensureReplicaFlag } from "./sqlite/apply";
+import { BatchApplier, asDivergence, ensureReplicaFlag, isForeignKeyError } from "./sqlite/apply";
 import { syncCaptureTriggers } from "./sqlite/capture";
 import { nodeChecksums } from "./sqlite/checksums";
 import { runQuery } from "./sqlite/query";
@@ -233,10 +233,11 @@ export class ReplicaDO extends DurableObject<Env> {
         this.node.schema.invalidate();
       }
     }
-    if (!(failure instanceof DivergedError)) throw failure;
-    this.diverged = { lsn: failure.lsn, detail: failure.detail };
+    const diverged = asDivergence(failure, records);
+    if (diverged === null) throw failure;
+    this.diverged = { lsn: diverged.lsn, detail: diverged.detail };
     this.ctx.storage.kv.put("m:diverged", this.diverged);
-    console.warn(`${this.identity}: ${failure.message}`);
+    console.warn(`${this.identity}: ${diverged.message}`);
     return { gap: false, skipped: 0, applied: 0 };
   }
 
@@ -414,10 +415,6 @@ export class ReplicaDO extends DurableObject<Env> {
     this.ctx.storage.kv.put(`m:${key}`, value);
     if (key === "identity") this.identity = value;
   }
-}
-
-function isForeignKeyError(error: unknown): boolean {
-  return error instanceof Error && /FOREIGN KEY constraint failed/.test(error.message);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -250,7 +250,9 @@ describe("promise 2 / 4: a replica rebuilt from a snapshot is the master's", () 
     await ok(c, "CREATE VIRTUAL TABLE f USING fts5(x)");
     const id = await addReplica(c);
     await allCoherent(c);
-    await ok(c, "INSERT INTO f (rowid, x) VALUES (1, (SELECT count(*) FROM sqlite_sequence))");
+    // Replayed fts5 writes no longer read sqlite_sequence at all (round 3): the
+    // counters themselves are compared.
+    await ok(c, "INSERT INTO f (rowid, x) VALUES (1, 'after the rebuild')");
     await sameOnEveryNode(c, "SELECT rowid, x FROM f", [...NODES, id]);
     await sameOnEveryNode(c, "SELECT name, seq FROM sqlite_sequence", [...NODES, id]);
   });

@@ -26,6 +26,29 @@ export class DivergedError extends Error {
   }
 }
 
+/** A foreign key failed mid-batch: applied in capture order, a step between may break one. */
+export function isForeignKeyError(error: unknown): boolean {
+  return error instanceof Error && /FOREIGN KEY constraint failed/.test(error.message);
+}
+
+/**
+ * What a failed batch means for the replica. A digest that differs is a
+ * divergence; so is SQLite refusing to apply what the master committed (a
+ * constraint, a limit): on the master's rows it would have applied, so the
+ * replica's rows or its apply are not the master's, and only a snapshot mends
+ * either. Anything else (the platform resetting the object, an overloaded
+ * storage) may pass, and the batch is sent again: null.
+ */
+export function asDivergence(
+  failure: unknown,
+  records: readonly LogRecord[],
+): DivergedError | null {
+  if (failure instanceof DivergedError) return failure;
+  if (!(failure instanceof Error) || !/: SQLITE_[A-Z_]+$/.test(failure.message)) return null;
+  const lsn = records[0]?.lsn ?? 0;
+  return new DivergedError(lsn, 0, `the batch from this LSN failed to apply: ${failure.message}`);
+}
+
 /**
  * Applies one entry's rows. `checked`: the caller compares digests of what it
  * captured; otherwise every UPDATE and DELETE must find its row, which is all

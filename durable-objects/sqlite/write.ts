@@ -11,6 +11,7 @@ import { isReservedName } from "../../core/reserved-names";
 import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
 import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-change";
 import { isCapturedTable } from "../../core/schema-info";
+import { fts5ContentTable } from "../../core/virtual-table-spec";
 import { quoteIdent } from "../../core/sql-lexer";
 import { type BoundBody, bindBody, encodeBindable, guardedStatement } from "../../core/sql-params";
 import { checkReplayable, checkTouched, classifyWrite, isReplayable } from "../../core/sql-policy";
@@ -159,11 +160,16 @@ export function runWrite(
     }
     return { ...runDdl(node, bound, record), wroteSequence };
   }
-  if (kind === "sql") checkReplayable(facts, () => node.schema.replayableVirtualTables());
+  const replay = {
+    virtualTables: () => node.schema.replayableVirtualTables(),
+    sequenceRoot,
+  };
+  if (kind === "sql") checkReplayable(facts, replay);
   const rows = runGuarded(node, bound, budget);
   const taken = facts.writesVirtualTable
     ? countThenTake(node.sql, record)
     : takeWithCounts(node.sql, record);
+  if (facts.writesVirtualTable) checkFts5Rowids(node);
   const changes = taken.changes;
   const rowsWritten = taken.counts.changes;
   const lastRowId = insert && rowsWritten > 0 ? toApiValue(BigInt(taken.counts.lastRowId)) : null;
@@ -177,7 +183,7 @@ export function runWrite(
     (statementMinRows > 0 &&
       changes.length >= statementMinRows &&
       !facts.readsVirtualTable &&
-      isReplayable(facts));
+      isReplayable(facts, { sequenceRoot }));
   if (asStatement) {
     const run = guardedStatement(bound);
     const params = run.params.map(encodeBindable);
@@ -195,6 +201,33 @@ export function runWrite(
   const entry: LogEntry | null =
     changes.length === 0 ? null : { kind: "rows", changes, effects: effectsHash(changes) };
   return { entry, result: out, wroteSequence };
+}
+
+const MAX_ROWID = "9223372036854775807";
+
+/**
+ * Once an fts5 table holds rowid 2^63-1, SQLite gives each later insert that
+ * names no rowid a random one, which every replica replaying the write would
+ * pick differently, and a write's digest sees only its last rowid. So no fts5
+ * table may hold that rowid: a write that leaves one there is refused (the
+ * request rolls back). Read from the `_content` shadow table, by its key.
+ */
+function checkFts5Rowids(node: SqlNode): void {
+  for (const table of node.schema.tables().values()) {
+    if (table.kind !== "virtual") continue;
+    const content = quoteIdent(fts5ContentTable(table.name));
+    const top = node.sql
+      .exec<{ top: string | null }>(`SELECT CAST(max(id) AS TEXT) AS top FROM ${content}`)
+      .one().top;
+    if (top !== MAX_ROWID) continue;
+    throw new ApiError(
+      "NON_DETERMINISTIC",
+      `rowid ${MAX_ROWID} in fts5 table ${table.name} is not allowed: once an fts5 table holds ` +
+        "the largest rowid, SQLite picks later rowids at random, differently on every replica; " +
+        "use smaller rowids",
+      { construct: "fts5 rowid 2^63-1", name: table.name },
+    );
+  }
 }
 
 function runGuarded(node: SqlNode, bound: BoundBody, budget: ResultBudget): ExactRows | null {
