@@ -126,33 +126,34 @@ function where(table: TableInfo, key: string, values: Cells): string {
 /**
  * An UPDATE as the image it left: every column set, the key too when it
  * changed, since foreign-key ON UPDATE actions fire only when a key's value
- * changes (SQLite adds WHEN NOT (old.k IS new.k)). A set list holds at most
- * 100 columns here: a 100-column table whose rowid changed moves the row
- * first, then sets its columns.
+ * changes (SQLite adds WHEN NOT (old.k IS new.k)). A set list holds at most 100
+ * columns here, so a row of a 100-column rowid table cannot move in one
+ * statement, and any two would pass through a state the master never had
+ * (checked against its CHECKs and partial indexes): the master refuses such a
+ * move (`rowsTooWideToMove`).
  */
-function updateStatements(table: TableInfo, change: Change): ApplyStatement[] {
+function updateStatement(table: TableInfo, change: Change): ApplyStatement {
   const target = quoteIdent(table.name);
   const columns = imageColumns(table);
   const keys = new Set(keyColumns(table));
   const row = cells(change.img);
   const oldKey = change.ok ?? "";
-  const newKey = change.nk ?? oldKey;
-  const moved = newKey !== oldKey;
-  const update = (set: number[], key: string): ApplyStatement => {
-    const values = Cells.forCount(set.length + keys.size);
-    const sets = set.map((i) => `${columns[i]} = ${values.sql(row[i] ?? "n")}`);
-    return {
-      sql: `UPDATE OR REPLACE ${target} SET ${sets.join(", ")} WHERE ${where(table, key, values)}`,
-      params: values.params,
-      mustHit: true,
-    };
-  };
+  const moved = (change.nk ?? oldKey) !== oldKey;
   const all = columns.map((_, i) => i);
   const data = all.filter((i) => !keys.has(columns[i] ?? ""));
-  if (!moved) return [update(data.length > 0 ? data : all, oldKey)];
-  if (columns.length <= MAX_COLUMNS) return [update(all, oldKey)];
-  const key = all.filter((i) => keys.has(columns[i] ?? ""));
-  return [update(key, oldKey), update(data, newKey)];
+  const set = moved || data.length === 0 ? all : data;
+  const values = Cells.forCount(set.length + keys.size);
+  const sets = set.map((i) => `${columns[i]} = ${values.sql(row[i] ?? "n")}`);
+  return {
+    sql: `UPDATE OR REPLACE ${target} SET ${sets.join(", ")} WHERE ${where(table, oldKey, values)}`,
+    params: values.params,
+    mustHit: true,
+  };
+}
+
+/** Tables whose rows have more cells than one set list may hold (a 100-column rowid table). */
+export function rowsTooWideToMove(table: TableInfo): boolean {
+  return imageColumns(table).length > MAX_COLUMNS;
 }
 
 /** Statements that replay `changes`, all of one table, in order. */
@@ -201,7 +202,7 @@ export function applyChanges(table: TableInfo, changes: readonly Change[]): Appl
       });
       continue;
     }
-    out.push(...updateStatements(table, change));
+    out.push(updateStatement(table, change));
   }
   flushInserts();
   return out;

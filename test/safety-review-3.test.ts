@@ -66,7 +66,7 @@ async function refusedMaxRowid(c: string, sql: string): Promise<void> {
   expect(res.status, `${sql}: ${JSON.stringify(res.body)}`).toBe(400);
   expect(res.body.error).toMatchObject({
     code: "NON_DETERMINISTIC",
-    construct: "fts5 rowid 2^63-1",
+    construct: "rowid 2^63-1 in a write to a virtual table",
   });
 }
 

@@ -44,7 +44,10 @@ export function asDivergence(
   records: readonly LogRecord[],
 ): DivergedError | null {
   if (failure instanceof DivergedError) return failure;
-  if (!(failure instanceof Error) || !/: SQLITE_[A-Z_]+$/.test(failure.message)) return null;
+  // workerd ends SQLite's errors with its code, and constraint errors with the
+  // extended code after it: `...: SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_CHECK)`.
+  const sqlite = /: SQLITE_[A-Z_]+( \(extended: SQLITE_[A-Z_]+\))?$/;
+  if (!(failure instanceof Error) || !sqlite.test(failure.message)) return null;
   const lsn = records[0]?.lsn ?? 0;
   return new DivergedError(lsn, 0, `the batch from this LSN failed to apply: ${failure.message}`);
 }

@@ -9,9 +9,9 @@ import type { LogEntry, ResultFormat, Statement, StatementResult } from "../../c
 import type { RecordBudget } from "../../core/record-budget";
 import { isReservedName } from "../../core/reserved-names";
 import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
+import { rowsTooWideToMove } from "../../core/row-apply";
 import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-change";
 import { isCapturedTable } from "../../core/schema-info";
-import { fts5ContentTable } from "../../core/virtual-table-spec";
 import { quoteIdent } from "../../core/sql-lexer";
 import { type BoundBody, bindBody, encodeBindable, guardedStatement } from "../../core/sql-params";
 import { checkReplayable, checkTouched, classifyWrite, isReplayable } from "../../core/sql-policy";
@@ -32,6 +32,7 @@ import {
   takeChanges,
   takeWithCounts,
 } from "./capture";
+import { insertedAtMaxRowid, refuseRandomRowids } from "./random-rowids";
 import { type ExactRows, type ResultBudget, asObjects, readExact, readRuntime } from "./read";
 import type { Schema } from "./schema";
 
@@ -169,7 +170,7 @@ export function runWrite(
   const taken = facts.writesVirtualTable
     ? countThenTake(node.sql, record)
     : takeWithCounts(node.sql, record);
-  if (facts.writesVirtualTable) checkFts5Rowids(node);
+  if (facts.writesVirtualTable) refuseRandomRowids(node, taken.changes);
   const changes = taken.changes;
   const rowsWritten = taken.counts.changes;
   const lastRowId = insert && rowsWritten > 0 ? toApiValue(BigInt(taken.counts.lastRowId)) : null;
@@ -183,7 +184,8 @@ export function runWrite(
     (statementMinRows > 0 &&
       changes.length >= statementMinRows &&
       !facts.readsVirtualTable &&
-      isReplayable(facts, { sequenceRoot }));
+      isReplayable(facts, { sequenceRoot }) &&
+      insertedAtMaxRowid(node, changes).length === 0);
   if (asStatement) {
     const run = guardedStatement(bound);
     const params = run.params.map(encodeBindable);
@@ -198,34 +200,28 @@ export function runWrite(
     };
     return { entry, result: out, wroteSequence };
   }
+  refuseWideMoves(node, changes);
   const entry: LogEntry | null =
     changes.length === 0 ? null : { kind: "rows", changes, effects: effectsHash(changes) };
   return { entry, result: out, wroteSequence };
 }
 
-const MAX_ROWID = "9223372036854775807";
-
 /**
- * Once an fts5 table holds rowid 2^63-1, SQLite gives each later insert that
- * names no rowid a random one, which every replica replaying the write would
- * pick differently, and a write's digest sees only its last rowid. So no fts5
- * table may hold that rowid: a write that leaves one there is refused (the
- * request rolls back). Read from the `_content` shadow table, by its key.
+ * A row whose image has more cells than one set list may hold (a 100-column
+ * table keyed by its rowid) cannot move to another rowid in one statement on a
+ * replica, and two would pass a state the master never had: refused.
  */
-function checkFts5Rowids(node: SqlNode): void {
-  for (const table of node.schema.tables().values()) {
-    if (table.kind !== "virtual") continue;
-    const content = quoteIdent(fts5ContentTable(table.name));
-    const top = node.sql
-      .exec<{ top: string | null }>(`SELECT CAST(max(id) AS TEXT) AS top FROM ${content}`)
-      .one().top;
-    if (top !== MAX_ROWID) continue;
+function refuseWideMoves(node: SqlNode, changes: readonly Change[]): void {
+  for (const change of changes) {
+    if (change.op !== "U" || change.ok === change.nk) continue;
+    const table = node.schema.table(change.t);
+    if (table === undefined || !rowsTooWideToMove(table)) continue;
     throw new ApiError(
-      "NON_DETERMINISTIC",
-      `rowid ${MAX_ROWID} in fts5 table ${table.name} is not allowed: once an fts5 table holds ` +
-        "the largest rowid, SQLite picks later rowids at random, differently on every replica; " +
-        "use smaller rowids",
-      { construct: "fts5 rowid 2^63-1", name: table.name },
+      "INVALID_SQL",
+      `changing the rowid of a row of ${table.name} is not allowed: a table of 100 columns ` +
+        "without an INTEGER PRIMARY KEY has rows too wide to move in one statement on the " +
+        "replicas; give it an INTEGER PRIMARY KEY, or delete the row and insert it again",
+      { construct: "rowid change in a 100-column table", name: table.name },
     );
   }
 }
