@@ -112,6 +112,27 @@ function syntaxOf(tokens: readonly Token[]): Syntax {
 
 /** Splits off the one statement; anything but blanks and comments after its `;` is refused. */
 export function singleStatement(sql: string): SingleStatement {
+  const known = parsed.get(sql);
+  if (known !== undefined) return known;
+  const statement = parseSingle(sql);
+  if (sql.length > PARSED_MAX_CHARS) return statement;
+  if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value ?? "");
+  parsed.set(sql, statement);
+  return statement;
+}
+
+/**
+ * Statements read before, by text: an application sends the same few texts
+ * again and again, and reading one is most of what the guard costs once its
+ * program is known. A statement is a pure function of its text and is never
+ * changed after it is made; texts that fail to read are not kept.
+ */
+const parsed = new Map<string, SingleStatement>();
+/** At most this many texts of at most this length: a few MB of tokens at worst. */
+const PARSED_KEPT = 256;
+const PARSED_MAX_CHARS = 1_000;
+
+function parseSingle(sql: string): SingleStatement {
   const all = tokenize(sql);
   const from = triggerEnd(all);
   const semicolon = all.findIndex((token, i) => i >= from && token.type === "semicolon");
