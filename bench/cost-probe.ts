@@ -29,7 +29,8 @@ import { BatchApplier } from "../durable-objects/sqlite/apply";
 import { syncCaptureTriggers } from "../durable-objects/sqlite/capture";
 import { ResultBudget } from "../durable-objects/sqlite/read";
 import { Schema } from "../durable-objects/sqlite/schema";
-import { type SqlNode, compile, prepare, runWrite } from "../durable-objects/sqlite/write";
+import type { SqlNode } from "../durable-objects/sqlite/schema";
+import { compile, prepare, runWrite } from "../durable-objects/sqlite/write";
 import { migrate } from "../migrations";
 
 const LIMITS = { statementMinRows: 1000, recordMaxBytes: 8_000_000 };

@@ -17,7 +17,8 @@ import { RecordBudget } from "../core/record-budget";
 import type { MasterStore } from "./master-store";
 import { readSequence } from "./sqlite/apply";
 import { ResultBudget } from "./sqlite/read";
-import { type SqlNode, runWrite } from "./sqlite/write";
+import type { SqlNode } from "./sqlite/schema";
+import { runWrite } from "./sqlite/write";
 
 export interface CommitInput {
   lsn: number;

@@ -53,9 +53,8 @@ import { LogTail, commitLocal } from "./master-commit";
 import { syncCaptureTriggers } from "./sqlite/capture";
 import { nodeChecksums } from "./sqlite/checksums";
 import { runQuery } from "./sqlite/query";
-import { Schema } from "./sqlite/schema";
+import { Schema, type SqlNode } from "./sqlite/schema";
 import { asSqlError } from "./sqlite/sql-errors";
-import type { SqlNode } from "./sqlite/write";
 
 const TAIL_CACHE_RECORDS = 4096;
 const PRUNE_EVERY_MS = 60_000;

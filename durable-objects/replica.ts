@@ -27,9 +27,8 @@ import { BatchApplier, asDivergence, ensureReplicaFlag, isForeignKeyError } from
 import { syncCaptureTriggers } from "./sqlite/capture";
 import { nodeChecksums } from "./sqlite/checksums";
 import { runQuery } from "./sqlite/query";
-import { Schema } from "./sqlite/schema";
+import { Schema, type SqlNode } from "./sqlite/schema";
 import { type SnapshotState, snapshotStep } from "./sqlite/snapshot-install";
-import type { SqlNode } from "./sqlite/write";
 import { ReplicaReadGate } from "./replica-read-gate";
 
 const PULL_BATCH_RECORDS = 1000;

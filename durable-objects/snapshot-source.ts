@@ -18,7 +18,7 @@ import { isCaptureTrigger } from "./sqlite/capture";
 import { imagesSql } from "./sqlite/checksums";
 import { readSequence } from "./sqlite/apply";
 import { readFts5Settings } from "./sqlite/fts5-settings";
-import type { SqlNode } from "./sqlite/write";
+import type { SqlNode } from "./sqlite/schema";
 
 const SHADOW_PREFIX = "_repl_snap_";
 

@@ -13,7 +13,7 @@ import { SqlBuilder, cellSql, decodeCell } from "../../core/sql-value";
 import { APPLYING_TABLE } from "../../core/trigger-guard";
 import { countThenTake, dropCaptureTriggers, syncCaptureTriggers, takeChanges } from "./capture";
 import { run } from "./run";
-import type { SqlNode } from "./write";
+import type { SqlNode } from "./schema";
 
 /** The replica's changes differ from the master's: it stops applying and is rebuilt. */
 export class DivergedError extends Error {

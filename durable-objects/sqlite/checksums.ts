@@ -13,7 +13,7 @@ import { quoteIdent } from "../../core/sql-lexer";
 import { rowSql } from "../../core/sql-value";
 import { isCaptureTrigger } from "./capture";
 import { readFts5Settings } from "./fts5-settings";
-import type { SqlNode } from "./write";
+import type { SqlNode } from "./schema";
 
 /** SELECT of a table's key and image cells in key order. */
 export function imagesSql(node: SqlNode, name: string): string | null {

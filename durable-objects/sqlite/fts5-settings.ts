@@ -7,7 +7,7 @@
  */
 import type { Fts5Setting } from "../../core/protocol";
 import { quoteIdent } from "../../core/sql-lexer";
-import type { SqlNode } from "./write";
+import type { SqlNode } from "./schema";
 
 /** fts5's own record of its format, set when the table is made. */
 const FORMAT_KEY = "version";

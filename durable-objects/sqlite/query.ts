@@ -11,7 +11,8 @@ import type { Exact } from "../../core/sql-value";
 import type { ApiValue } from "../../core/api-values";
 import { ResultBudget, asObjects, readExact, readRuntime } from "./read";
 import { asSqlError } from "./sql-errors";
-import { type SqlNode, compile } from "./write";
+import type { SqlNode } from "./schema";
+import { compile } from "./write";
 
 export type QueryRows =
   | { rows: Record<string, ApiValue>[] }

@@ -11,17 +11,11 @@ import { ApiError } from "../../core/errors";
 import type { Change } from "../../core/row-capture";
 import { quoteIdent } from "../../core/sql-lexer";
 import { fts5ContentTable } from "../../core/virtual-table-spec";
-import type { Schema } from "./schema";
-
-/** What the checks read: the node's SQL and its schema. */
-interface Node {
-  sql: SqlStorage;
-  schema: Schema;
-}
+import type { SqlNode } from "./schema";
 
 const MAX_ROWID = "9223372036854775807";
 
-function holdsMaxRowid(node: Node, table: string, rowid: string): boolean {
+function holdsMaxRowid(node: SqlNode, table: string, rowid: string): boolean {
   const top = node.sql
     .exec<{ top: string | null }>(
       `SELECT CAST(max(${rowid}) AS TEXT) AS top FROM ${quoteIdent(table)}`,
@@ -31,7 +25,7 @@ function holdsMaxRowid(node: Node, table: string, rowid: string): boolean {
 }
 
 /** Rowid tables the captured changes inserted into that hold rowid 2^63-1. */
-export function insertedAtMaxRowid(node: Node, changes: readonly Change[]): string[] {
+export function insertedAtMaxRowid(node: SqlNode, changes: readonly Change[]): string[] {
   const inserted = new Set<string>();
   for (const change of changes) if (change.op === "I") inserted.add(change.t);
   const out: string[] = [];
@@ -43,7 +37,7 @@ export function insertedAtMaxRowid(node: Node, changes: readonly Change[]): stri
 }
 
 /** fts5 tables that hold rowid 2^63-1 (read from their `_content`, by its key). */
-function fts5AtMaxRowid(node: Node): string[] {
+function fts5AtMaxRowid(node: SqlNode): string[] {
   const out: string[] = [];
   for (const table of node.schema.tables().values()) {
     if (table.kind !== "virtual") continue;
@@ -57,7 +51,7 @@ function fts5AtMaxRowid(node: Node): string[] {
  * when it leaves an fts5 table at rowid 2^63-1, or inserted into a table that
  * holds it, where SQLite may have picked rowids at random.
  */
-export function refuseRandomRowids(node: Node, changes: readonly Change[]): void {
+export function refuseRandomRowids(node: SqlNode, changes: readonly Change[]): void {
   const tables = [...fts5AtMaxRowid(node), ...insertedAtMaxRowid(node, changes)];
   const name = tables[0];
   if (name === undefined) return;

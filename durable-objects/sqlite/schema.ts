@@ -28,6 +28,12 @@ const JSON_TABLE_FUNCTIONS = ["json_each", "json_tree"];
 /** Statements whose program facts are kept; past it the oldest go. */
 const FACTS_KEPT = 512;
 
+/** One node's SQLite and what it knows of its schema: what every SQL step works on. */
+export interface SqlNode {
+  sql: SqlStorage;
+  schema: Schema;
+}
+
 export class Schema implements RootLookup {
   private loaded: Loaded | null = null;
   /** What SQLite compiled each statement text to, on this schema (write.ts compile). */

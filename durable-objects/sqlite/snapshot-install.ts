@@ -18,7 +18,7 @@ import { ensureReplicaFlag, restoreSequence } from "./apply";
 import { syncCaptureTriggers } from "./capture";
 import { restoreFts5Settings } from "./fts5-settings";
 import { run } from "./run";
-import type { SqlNode } from "./write";
+import type { SqlNode } from "./schema";
 
 const STAGE_PREFIX = "_repl_stage_";
 const ROWS_PER_INSERT = 45;

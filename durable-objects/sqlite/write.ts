@@ -34,12 +34,7 @@ import {
 } from "./capture";
 import { insertedAtMaxRowid, refuseRandomRowids } from "./random-rowids";
 import { type ExactRows, type ResultBudget, asObjects, readExact, readRuntime } from "./read";
-import type { Schema } from "./schema";
-
-export interface SqlNode {
-  sql: SqlStorage;
-  schema: Schema;
-}
+import type { SqlNode } from "./schema";
 
 export interface WriteOutcome {
   entry: LogEntry | null;
