@@ -6,59 +6,9 @@
  * comment above each names the promise and the sequence.
  */
 import { describe, expect, it } from "vitest";
-import { call, exec, freshCluster, verify } from "./helpers";
-import { addReplica, converged, NODES, rowsOn } from "./node-images";
-
-async function ok(c: string, sql: string, params?: unknown[]) {
-  const res = await exec(c, [{ sql, ...(params === undefined ? {} : { params }) }]);
-  expect(res.status, `${sql}: ${JSON.stringify(res.body)}`).toBe(200);
-  return res;
-}
-
-interface ReplicaStatus {
-  id: string;
-  state: string;
-  ackedLsn: number;
-  incoherentReason: string | null;
-  lastError: string | null;
-  snapshot: { lastError: string | null };
-}
-
-async function replicaStates(c: string): Promise<ReplicaStatus[]> {
-  const s = await call<{ replicas: ReplicaStatus[] }>("GET", `/admin/clusters/${c}/status`);
-  return s.body.replicas;
-}
-
-async function allCoherent(c: string, ms = 20_000): Promise<void> {
-  try {
-    await converged(c, ms);
-  } catch {
-    const stuck = (await replicaStates(c)).filter((r) => r.state !== "coherent" || r.lastError);
-    expect(
-      stuck.map(
-        (r) =>
-          `${r.id} ${r.state} acked ${r.ackedLsn} (${r.incoherentReason}): ${r.lastError ?? r.snapshot.lastError}`,
-      ),
-      "replicas that never became coherent",
-    ).toEqual([]);
-  }
-}
-
-async function sameOnEveryNode(c: string, sql: string, nodes: string[] = NODES): Promise<void> {
-  await allCoherent(c);
-  const states = await replicaStates(c);
-  const master = await rowsOn(c, "master", sql);
-  for (const node of nodes.filter((n) => n !== "master")) {
-    const state = states.find((r) => r.id === node);
-    expect(
-      await rowsOn(c, node, sql),
-      `${node} (${state?.state}) serves other rows than the master for ${sql}`,
-    ).toEqual(master);
-  }
-  const v = await verify(c);
-  expect(v.body.mismatches, "verify").toEqual([]);
-  expect(v.body.agree).toBe(true);
-}
+import { ok, sameOnEveryNode } from "./review-helpers";
+import { exec, freshCluster } from "./helpers";
+import { addReplica, NODES, rowsOn } from "./node-images";
 
 /** A write that would leave rowid 2^63-1 in an fts5 table: refused, nothing written. */
 async function refusedMaxRowid(c: string, sql: string): Promise<void> {

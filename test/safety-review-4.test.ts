@@ -6,28 +6,10 @@
  * the promise its name states and asserts what holds since.
  */
 import { describe, expect, it } from "vitest";
+import { ok, replicaStates, sameOnEveryNode } from "./review-helpers";
 import { asDivergence } from "../durable-objects/sqlite/apply";
-import { call, exec, freshCluster, verify } from "./helpers";
-import { addReplica, converged, NODES, rowsOn } from "./node-images";
-
-async function ok(c: string, sql: string, params?: unknown[]) {
-  const res = await exec(c, [{ sql, ...(params === undefined ? {} : { params }) }]);
-  expect(res.status, `${sql.slice(0, 200)}: ${JSON.stringify(res.body).slice(0, 500)}`).toBe(200);
-  return res;
-}
-
-interface ReplicaStatus {
-  id: string;
-  state: string;
-  ackedLsn: number;
-  incoherentReason: string | null;
-  lastError: string | null;
-}
-
-async function replicaStates(c: string): Promise<ReplicaStatus[]> {
-  const s = await call<{ replicas: ReplicaStatus[] }>("GET", `/admin/clusters/${c}/status`);
-  return s.body.replicas;
-}
+import { exec, freshCluster } from "./helpers";
+import { addReplica, converged, rowsOn } from "./node-images";
 
 /**
  * Watches the replicas for `ms` and returns every (id, reason, error) seen while
@@ -45,26 +27,6 @@ async function divergences(c: string, ms: number): Promise<string[]> {
     await new Promise((r) => setTimeout(r, 25));
   }
   return [...seen];
-}
-
-/** Every replica coherent at the master's LSN, same rows as the master, verify agrees. */
-async function sameOnEveryNode(c: string, sql: string, ms = 20_000): Promise<void> {
-  try {
-    await converged(c, ms);
-  } catch {
-    const stuck = (await replicaStates(c)).filter((r) => r.state !== "coherent" || r.lastError);
-    expect(
-      stuck.map((r) => `${r.id} ${r.state} (${r.incoherentReason}): ${r.lastError}`),
-      "replicas that never became coherent",
-    ).toEqual([]);
-  }
-  const master = await rowsOn(c, "master", sql);
-  for (const node of NODES.filter((n) => n !== "master")) {
-    expect(await rowsOn(c, node, sql), `${node} serves other rows than the master`).toEqual(master);
-  }
-  const v = await verify(c);
-  expect(v.body.mismatches, "verify").toEqual([]);
-  expect(v.body.agree).toBe(true);
 }
 
 /** A write moving a row of a 100-column rowid table: refused, nothing changed. */
@@ -167,7 +129,7 @@ describe("held: the JSON array parameter of a row wider than 100 cells", () => {
       c,
       "INSERT INTO w (c0, c1) VALUES (replace(hex(zeroblob(350000)), '0', '\\'), replace(hex(zeroblob(350000)), '0', '\"'))",
     );
-    await sameOnEveryNode(c, "SELECT rowid, length(c0), length(c1), c2 FROM w", 30_000);
+    await sameOnEveryNode(c, "SELECT rowid, length(c0), length(c1), c2 FROM w");
     // A new replica installs it from a snapshot through the same JSON path.
     const added = await addReplica(c);
     await converged(c, 30_000);
@@ -253,7 +215,7 @@ describe("promise 1/2: replayed statements inserting into a normal table that ho
     await ok(c, "UPDATE t SET a = a + 1");
     const seen = await divergences(c, 4_000);
     expect(seen, "replicas that diverged on a write the master accepted").toEqual([]);
-    await sameOnEveryNode(c, "SELECT count(*), sum(x), max(rowid) FROM g", 30_000);
+    await sameOnEveryNode(c, "SELECT count(*), sum(x), max(rowid) FROM g");
   }, 90_000);
 });
 

@@ -5,52 +5,9 @@
  * was written against, and the failure message shows what the cluster did.
  */
 import { describe, expect, it } from "vitest";
-import { call, exec, freshCluster, patchTunables, query, verify } from "./helpers";
+import { type ReplicaStatus, ok, replicaStates, sameOnEveryNode } from "./review-helpers";
+import { call, exec, freshCluster, patchTunables, query } from "./helpers";
 import { addReplica, converged, NODES, rowsOn } from "./node-images";
-
-async function ok(c: string, sql: string, params?: unknown[]) {
-  const res = await exec(c, [{ sql, ...(params === undefined ? {} : { params }) }]);
-  expect(res.status, `${sql}: ${JSON.stringify(res.body)}`).toBe(200);
-  return res;
-}
-
-interface ReplicaStatus {
-  id: string;
-  state: string;
-  ackedLsn: number;
-  incoherentReason: string | null;
-  lastError: string | null;
-  snapshot: { id: string | null; lastError: string | null };
-}
-
-async function replicaStates(c: string): Promise<ReplicaStatus[]> {
-  const s = await call<{ replicas: ReplicaStatus[] }>("GET", `/admin/clusters/${c}/status`);
-  return s.body.replicas;
-}
-
-/**
- * Waits until every replica is coherent at the master's LSN (so each of them
- * may serve reads), then compares what each one serves with the master.
- */
-async function coherentReplicasServeTheMastersRows(
-  c: string,
-  sql: string,
-  nodes: string[] = NODES,
-): Promise<void> {
-  await converged(c, 30_000);
-  const states = await replicaStates(c);
-  const master = await rowsOn(c, "master", sql);
-  for (const node of nodes.filter((n) => n !== "master")) {
-    const state = states.find((r) => r.id === node);
-    const rows = await rowsOn(c, node, sql);
-    expect(
-      rows,
-      `${node} (${state?.state}, reason ${state?.incoherentReason}) serves other rows than the master for ${sql}`,
-    ).toEqual(master);
-  }
-  const v = await verify(c);
-  expect(v.body.mismatches, "verify").toEqual([]);
-}
 
 describe("promise 4: coherent replicas hold the master's rows (row capture), 4 replicas", () => {
   it("a user AFTER INSERT trigger that updates the row it fires on: replicas keep the pre-trigger image", async () => {
@@ -64,7 +21,7 @@ describe("promise 4: coherent replicas hold the master's rows (row capture), 4 r
     expect(await rowsOn(c, "master", "SELECT id, x FROM t")).toEqual([[1, "changed"]]);
     // The user trigger, created after the table's capture triggers, fires first: the
     // nested UPDATE is captured before the INSERT, whose image (NEW, 'orig') is applied last.
-    await coherentReplicasServeTheMastersRows(c, "SELECT id, x FROM t");
+    await sameOnEveryNode(c, "SELECT id, x FROM t");
   });
 
   it("a user AFTER DELETE trigger that puts the row back: replicas delete it for good", async () => {
@@ -77,7 +34,7 @@ describe("promise 4: coherent replicas hold the master's rows (row capture), 4 r
     await ok(c, "INSERT INTO t VALUES (1, 'a')");
     await ok(c, "DELETE FROM t WHERE id = 1");
     expect(await rowsOn(c, "master", "SELECT id, x FROM t")).toEqual([[1, "back"]]);
-    await coherentReplicasServeTheMastersRows(c, "SELECT id, x FROM t");
+    await sameOnEveryNode(c, "SELECT id, x FROM t");
   });
 });
 
@@ -95,7 +52,7 @@ describe("promise 1: a data token cannot disable row capture, 4 replicas", () =>
       [2, "hidden"],
       [3, "seen"],
     ]);
-    await coherentReplicasServeTheMastersRows(c, "SELECT id, x FROM t ORDER BY id");
+    await sameOnEveryNode(c, "SELECT id, x FROM t ORDER BY id");
   });
 });
 
@@ -121,7 +78,7 @@ describe("promise 4: user triggers run on the master only (the trigger guard), 4
     expect(stored).toEqual([[0]]);
     await ok(c, "INSERT INTO t VALUES (1, 1, 1)");
     await ok(c, "UPDATE t SET a = 2");
-    await coherentReplicasServeTheMastersRows(c, "SELECT rowid, x FROM f");
+    await sameOnEveryNode(c, "SELECT rowid, x FROM f");
   });
 });
 
@@ -139,7 +96,7 @@ describe("promise 4: writes shipped as statements (fts5) compute the same on eve
     expect((max.body.error as { code: string }).code).toBe("NON_DETERMINISTIC");
     await ok(c, "INSERT INTO f (rowid, x) VALUES (9223372036854775805, 'a')");
     await ok(c, "INSERT INTO f (x) VALUES ('b')");
-    await coherentReplicasServeTheMastersRows(c, "SELECT CAST(rowid AS TEXT), x FROM f ORDER BY x");
+    await sameOnEveryNode(c, "SELECT CAST(rowid AS TEXT), x FROM f ORDER BY x");
   });
 
   it("an fts5 insert reading pragma_table_list (which differs per node) is refused", async () => {
@@ -166,7 +123,7 @@ describe("promise 4: writes shipped as statements (fts5) compute the same on eve
     expect((deleted.body as { results: { rowsWritten: number }[] }).results[0]?.rowsWritten).toBe(
       1,
     );
-    await coherentReplicasServeTheMastersRows(c, "SELECT rowid, x FROM f ORDER BY rowid");
+    await sameOnEveryNode(c, "SELECT rowid, x FROM f ORDER BY rowid");
   });
 });
 
@@ -176,7 +133,7 @@ describe("promise 4: a replica rebuilt from a snapshot holds the master's rows, 
     await ok(c, "CREATE VIRTUAL TABLE f USING fts5(x /* content= */)");
     await ok(c, "INSERT INTO f (rowid, x) VALUES (1, 'needle')");
     const id = await addReplica(c);
-    await coherentReplicasServeTheMastersRows(c, "SELECT rowid, x FROM f", [...NODES, id]);
+    await sameOnEveryNode(c, "SELECT rowid, x FROM f", [...NODES, id]);
   });
 
   it.each([
@@ -275,7 +232,7 @@ describe("determinism.md: ALTER TABLE ships as its text", () => {
     await ok(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, a, b)");
     await ok(c, "INSERT INTO t VALUES (1, 2, 3)");
     await ok(c, alter);
-    await coherentReplicasServeTheMastersRows(c, select);
+    await sameOnEveryNode(c, select);
   });
 });
 
@@ -369,12 +326,8 @@ describe("what held (kept as checks)", () => {
         "(7, 5e-324), (8, 0.1 + 0.2)",
     );
     const id = await addReplica(c);
-    await coherentReplicasServeTheMastersRows(c, "SELECT id, pid FROM ch", [...NODES, id]);
-    await coherentReplicasServeTheMastersRows(
-      c,
-      "SELECT id, x, typeof(x), hex(x) FROM v ORDER BY id",
-      [...NODES, id],
-    );
+    await sameOnEveryNode(c, "SELECT id, pid FROM ch", [...NODES, id]);
+    await sameOnEveryNode(c, "SELECT id, x, typeof(x), hex(x) FROM v ORDER BY id", [...NODES, id]);
     const q = await query(c, "SELECT count(*) FROM _repl_changes", { replica: id });
     expect(q.status).toBe(400);
   });

@@ -8,14 +8,9 @@
  * text, and capture's row image of 101 cells under SQLite's expression depth.
  */
 import { describe, expect, it } from "vitest";
-import { exec, freshCluster } from "./helpers";
+import { ok } from "./review-helpers";
+import { freshCluster } from "./helpers";
 import { NODES, addReplica, sameEverywhere } from "./node-images";
-
-async function ok(c: string, sql: string, params?: unknown[]) {
-  const res = await exec(c, [{ sql, ...(params === undefined ? {} : { params }) }]);
-  expect(res.status, `${sql.slice(0, 200)}: ${JSON.stringify(res.body)}`).toBe(200);
-  return res;
-}
 
 const WIDE = 100;
 const names = Array.from({ length: WIDE }, (_, i) => `c${i}`);
