@@ -12,7 +12,7 @@
  * conversion on the way.
  */
 import type { Change } from "./row-capture";
-import type { TableInfo } from "./schema-info";
+import { type TableInfo, imageSqlColumns, keySqlColumns } from "./schema-info";
 import type { Bindable } from "./sql-params";
 import { quoteIdent } from "./sql-lexer";
 
@@ -106,19 +106,9 @@ function cells(row: string | undefined): string[] {
   return row === undefined || row === "" ? [] : row.split(SEPARATOR);
 }
 
-function keyColumns(table: TableInfo): string[] {
-  return table.key.kind === "rowid" ? [table.key.expr] : table.key.columns.map(quoteIdent);
-}
-
-/** Column list of an image: the rowid first for rowid tables, then the data columns. */
-function imageColumns(table: TableInfo): string[] {
-  const data = table.columns.map(quoteIdent);
-  return table.key.kind === "rowid" ? [table.key.expr, ...data] : data;
-}
-
 function where(table: TableInfo, key: string, values: Cells): string {
   const keyCells = cells(key);
-  return keyColumns(table)
+  return keySqlColumns(table)
     .map((column, i) => `${column} = ${values.sql(keyCells[i] ?? "n")}`)
     .join(" AND ");
 }
@@ -134,8 +124,8 @@ function where(table: TableInfo, key: string, values: Cells): string {
  */
 function updateStatement(table: TableInfo, change: Change): ApplyStatement {
   const target = quoteIdent(table.name);
-  const columns = imageColumns(table);
-  const keys = new Set(keyColumns(table));
+  const columns = imageSqlColumns(table);
+  const keys = new Set(keySqlColumns(table));
   const row = cells(change.img);
   const oldKey = change.ok ?? "";
   const moved = (change.nk ?? oldKey) !== oldKey;
@@ -153,14 +143,14 @@ function updateStatement(table: TableInfo, change: Change): ApplyStatement {
 
 /** Tables whose rows have more cells than one set list may hold (a 100-column rowid table). */
 export function rowsTooWideToMove(table: TableInfo): boolean {
-  return imageColumns(table).length > MAX_COLUMNS;
+  return imageSqlColumns(table).length > MAX_COLUMNS;
 }
 
 /** Statements that replay `changes`, all of one table, in order. */
 export function applyChanges(table: TableInfo, changes: readonly Change[]): ApplyStatement[] {
   const out: ApplyStatement[] = [];
   const target = quoteIdent(table.name);
-  const columns = imageColumns(table);
+  const columns = imageSqlColumns(table);
   const head = `INSERT OR REPLACE INTO ${target} (${columns.join(", ")}) VALUES `;
   // A row's cells fit as parameters when a whole row does; rows are added while
   // the next one still fits too.
@@ -192,7 +182,7 @@ export function applyChanges(table: TableInfo, changes: readonly Change[]): Appl
       continue;
     }
     flushInserts();
-    const keyCount = keyColumns(table).length;
+    const keyCount = keySqlColumns(table).length;
     if (change.op === "D") {
       const values = Cells.forCount(keyCount);
       out.push({

@@ -9,7 +9,7 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
-import type { TableInfo } from "./schema-info";
+import { type TableInfo, imageSqlColumns, keySqlColumns } from "./schema-info";
 import { quoteIdent, quoteString } from "./sql-lexer";
 import { rowSql } from "./sql-value";
 import { APPLYING_TABLE } from "./trigger-guard";
@@ -45,15 +45,11 @@ export function captureTriggerName(op: ChangeOp, table: string): string {
 }
 
 function keyCells(table: TableInfo, row: "NEW" | "OLD"): string {
-  const key = table.key;
-  if (key.kind === "rowid") return rowSql([`${row}.${key.expr}`]);
-  return rowSql(key.columns.map((c) => `${row}.${quoteIdent(c)}`));
+  return rowSql(keySqlColumns(table).map((c) => `${row}.${c}`));
 }
 
 function imageCells(table: TableInfo): string {
-  const columns = table.columns.map((c) => `NEW.${quoteIdent(c)}`);
-  const key = table.key;
-  return rowSql(key.kind === "rowid" ? [`NEW.${key.expr}`, ...columns] : columns);
+  return rowSql(imageSqlColumns(table).map((c) => `NEW.${c}`));
 }
 
 /** The three capture triggers of one table. */

@@ -124,6 +124,20 @@ export function unsupportedTable(
   return null;
 }
 
+/** What names a row in SQL: the rowid's expression, or the primary key's columns, quoted. */
+export function keySqlColumns(table: TableInfo): string[] {
+  return table.key.kind === "rowid" ? [table.key.expr] : table.key.columns.map(quoteIdent);
+}
+
+/**
+ * A row's image in SQL, as capture, apply, snapshots and verify read and write
+ * it: the rowid first for rowid tables, then the data columns, quoted.
+ */
+export function imageSqlColumns(table: TableInfo): string[] {
+  const data = table.columns.map(quoteIdent);
+  return table.key.kind === "rowid" ? [table.key.expr, ...data] : data;
+}
+
 /** Tables whose rows replication captures: the user's ordinary tables. */
 export function isCapturedTable(table: TableInfo): boolean {
   return table.kind === "table" && isUserName(table.name);

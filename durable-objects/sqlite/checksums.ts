@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import type { NodeChecksums, TableChecksum } from "../../core/protocol";
 import { isUserName } from "../../core/reserved-names";
+import { imageSqlColumns, keySqlColumns } from "../../core/schema-info";
 import { quoteIdent } from "../../core/sql-lexer";
 import { rowSql } from "../../core/sql-value";
 import { isCaptureTrigger } from "./capture";
@@ -19,11 +20,8 @@ import type { SqlNode } from "./schema";
 export function imagesSql(node: SqlNode, name: string): string | null {
   const table = node.schema.table(name);
   if (table === undefined || (table.kind !== "table" && table.kind !== "virtual")) return null;
-  const columns = table.columns.map(quoteIdent);
-  const key = table.key;
-  const keyColumns = key.kind === "rowid" ? [key.expr] : key.columns.map(quoteIdent);
-  const image = rowSql(key.kind === "rowid" ? [key.expr, ...columns] : columns);
-  return `SELECT ${image} FROM ${quoteIdent(name)} ORDER BY ${keyColumns.join(", ")}`;
+  const image = rowSql(imageSqlColumns(table));
+  return `SELECT ${image} FROM ${quoteIdent(name)} ORDER BY ${keySqlColumns(table).join(", ")}`;
 }
 
 export function nodeChecksums(node: SqlNode, label: string, appliedLsn: number): NodeChecksums {

@@ -11,7 +11,7 @@ import { isReservedName } from "../../core/reserved-names";
 import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
 import { rowsTooWideToMove } from "../../core/row-apply";
 import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-change";
-import { isCapturedTable } from "../../core/schema-info";
+import { imageSqlColumns, isCapturedTable, keySqlColumns } from "../../core/schema-info";
 import { quoteIdent } from "../../core/sql-lexer";
 import { type BoundBody, bindBody, encodeBindable, guardedStatement } from "../../core/sql-params";
 import { checkReplayable, checkTouched, classifyWrite, isReplayable } from "../../core/sql-policy";
@@ -263,10 +263,8 @@ function runDdl(
 export function tableRows(node: SqlNode, name: string, record?: RecordBudget): Change[] {
   const table = node.schema.table(name);
   if (table === undefined) return [];
-  const key = table.key;
-  const columns = table.columns.map(quoteIdent);
-  const keySql = key.kind === "rowid" ? rowSql([key.expr]) : rowSql(key.columns.map(quoteIdent));
-  const image = rowSql(key.kind === "rowid" ? [key.expr, ...columns] : columns);
+  const keySql = rowSql(keySqlColumns(table));
+  const image = rowSql(imageSqlColumns(table));
   const out: Change[] = [];
   for (const [nk, img] of node.sql
     .exec(`SELECT ${keySql}, ${image} FROM ${quoteIdent(name)}`)
