@@ -5,8 +5,7 @@ interface __BaseEnv_Env {
 	DEFAULT_REPLICAS: string;
 	ADMIN_TOKEN: string;
 	DATA_TOKEN: string;
-	MASTER: DurableObjectNamespace /* MasterDO */;
-	REPLICA: DurableObjectNamespace /* ReplicaDO */;
+	NODE: DurableObjectNamespace /* ClusterNode */;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {

@@ -18,9 +18,8 @@
  * The apply operations apply what a `prepare-*` call made just before.
  */
 import type { LogEntry, LogRecord, Statement } from "../core/protocol";
-import type { CostRequest } from "./cost-types";
 import { RecordBudget } from "../core/record-budget";
-import { type Change, UNCAPTURED, effectsHash } from "../core/row-capture";
+import { type Change, effectsHash, UNCAPTURED } from "../core/row-capture";
 import { quoteIdent } from "../core/sql-lexer";
 import { guardedStatement } from "../core/sql-params";
 import { checkTouched, classifyWrite } from "../core/sql-policy";
@@ -28,10 +27,11 @@ import { APPLYING_TABLE } from "../core/trigger-guard";
 import { BatchApplier } from "../durable-objects/sqlite/apply";
 import { syncCaptureTriggers } from "../durable-objects/sqlite/capture";
 import { ResultBudget } from "../durable-objects/sqlite/read";
-import { Schema } from "../durable-objects/sqlite/schema";
 import type { SqlNode } from "../durable-objects/sqlite/schema";
+import { Schema } from "../durable-objects/sqlite/schema";
 import { compile, prepare, runWrite } from "../durable-objects/sqlite/write";
 import { migrate } from "../migrations";
+import type { CostRequest } from "./cost-types";
 
 const LIMITS = { statementMinRows: 1000, recordMaxBytes: 8_000_000 };
 
@@ -143,7 +143,7 @@ export class CostProbe {
         if (!(error instanceof RollBack)) throw error;
       }
       if (entry === null) throw new Error("the probe's insert logged nothing");
-      records.push({ lsn: i + 1, term: 1, ts: 0, entries: [rekey(entry, top + 1 + i)] });
+      records.push({ lsn: i + 1, term: 1, ts: 0, end: 0, entries: [rekey(entry, top + 1 + i)] });
     }
     this.prepared.set(table, records);
     return n;

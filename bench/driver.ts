@@ -5,12 +5,13 @@
  * measures the replication design without the dev server's HTTP proxy, which
  * caps HTTP throughput on small machines.
  */
-import { CostProbe } from "./cost-probe";
-import type { CostRequest } from "./cost-types";
+
 import { DurableObject } from "cloudflare:workers";
 import type { Result } from "../core/errors";
-import { type ExecResponse, isMasterCrash, masterObjectName } from "../core/protocol";
-import type { MasterDO } from "../durable-objects/master";
+import { type ExecResponse, isMasterCrash } from "../core/protocol";
+import { masterStub } from "../workers/cluster";
+import { CostProbe } from "./cost-probe";
+import type { CostRequest } from "./cost-types";
 import { ReadLoad } from "./read-load";
 import type { ReadRunRequest, ReadRunResult } from "./read-types";
 import { type LoadSummary, summarizeLoad } from "./stats";
@@ -66,9 +67,8 @@ async function sha256Hex(text: string): Promise<string> {
 export class BenchDriver extends DurableObject<Env> {
   private stopRequested = false;
 
-  private master(cluster: string): DurableObjectStub<MasterDO> {
-    const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
-    return ns.get(ns.idFromName(masterObjectName(cluster)));
+  private master(cluster: string) {
+    return masterStub(this.env, cluster);
   }
 
   /** One DDL statement per table, 500 to a transaction, so set-up does not eat the run. */

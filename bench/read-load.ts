@@ -8,16 +8,13 @@
  * barrier, not SQLite.
  */
 import type { Result } from "../core/errors";
-import {
-  type Consistency,
-  type QueryRequest,
-  type QueryResponse,
-  type ReplicaQueryOutcome,
-  masterObjectName,
-  replicaObjectName,
+import type {
+  Consistency,
+  QueryRequest,
+  QueryResponse,
+  ReplicaQueryOutcome,
 } from "../core/protocol";
-import type { MasterDO } from "../durable-objects/master";
-import type { ReplicaDO } from "../durable-objects/replica";
+import { masterStub, memberStub } from "../workers/cluster";
 import type { ReadCell, ReadRunRequest, ReadTarget } from "./read-types";
 import { percentile } from "./stats";
 
@@ -32,28 +29,21 @@ const CELLS: { target: ReadTarget; consistency: Consistency }[] = [
   { target: "replicas", consistency: "any" },
 ];
 
-export interface ReadLoadEnv {
-  MASTER: DurableObjectNamespace;
-  REPLICA: DurableObjectNamespace;
-}
-
 export class ReadLoad {
   /** The highest LSN acknowledged to a writer: what a bookmark read asks for. */
   private bookmarkLsn = 0;
 
   constructor(
-    private readonly env: ReadLoadEnv,
+    private readonly env: Env,
     private readonly cluster: string,
   ) {}
 
-  private master(): DurableObjectStub<MasterDO> {
-    const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
-    return ns.get(ns.idFromName(masterObjectName(this.cluster)));
+  private master() {
+    return masterStub(this.env, this.cluster);
   }
 
-  private replica(id: string): DurableObjectStub<ReplicaDO> {
-    const ns = this.env.REPLICA as unknown as DurableObjectNamespace<ReplicaDO>;
-    return ns.get(ns.idFromName(replicaObjectName(this.cluster, id)));
+  private replica(id: string) {
+    return memberStub(this.env, this.cluster, id);
   }
 
   /** A writer's insert was acknowledged at `lsn`. */
@@ -119,7 +109,10 @@ export class ReadLoad {
           let served = false;
           const replica = replicas[n % Math.max(1, replicas.length)];
           if (cell.target === "replicas" && replica !== undefined) {
-            const outcome = (await replica.stub.query(query, replica.id)) as ReplicaQueryOutcome;
+            const outcome = (await replica.stub.replicaQuery(
+              query,
+              replica.id,
+            )) as ReplicaQueryOutcome;
             if (outcome.kind === "error") throw new Error(outcome.error.message);
             served = outcome.kind === "rows";
             if (outcome.kind === "redirect" && measuring) {

@@ -4,12 +4,11 @@
  * so the driver is never part of the production bundle.
  */
 import { app } from "../workers/app";
-import { BenchDriver, type CrashRunRequest, type RunRequest } from "./driver";
 import type { CostRequest } from "./cost-types";
+import { BenchDriver, type CrashRunRequest, type RunRequest } from "./driver";
 import type { ReadRunRequest } from "./read-types";
 
-export { MasterDO } from "../durable-objects/master";
-export { ReplicaDO } from "../durable-objects/replica";
+export { ClusterNode } from "../durable-objects/node";
 export { BenchDriver };
 
 interface BenchEnv {

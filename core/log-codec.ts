@@ -3,12 +3,13 @@
  * The body is JSON of strings only (row images and parameters are cells,
  * sql-value.ts), so it keeps every value exact and its size in bytes is known.
  */
-import type { LogEntry, LogRecord } from "./protocol";
+import type { LogEntry, LogRecord, SavedResult } from "./protocol";
 import type { Change } from "./row-capture";
 
 export interface RecordBody {
   entries: LogEntry[];
   sequence?: LogRecord["sequence"];
+  result?: SavedResult;
 }
 
 export function encodeBody(body: RecordBody): string {
@@ -71,14 +72,39 @@ export function decodeBody(text: string): RecordBody {
     }
     body.sequence = parsed.sequence;
   }
+  if (parsed.result !== undefined) {
+    const r = parsed.result as Partial<SavedResult>;
+    if (!isString(r.key) || !isString(r.requestHash) || !isString(r.response)) {
+      throw malformed("a saved result");
+    }
+    if (typeof r.lsn !== "number") throw malformed("a saved result's LSN");
+    body.result = parsed.result;
+  }
   return body;
 }
 
+/** The body a record is stored and measured by. */
+export function recordBody(record: LogRecord): RecordBody {
+  return {
+    entries: record.entries,
+    ...(record.sequence ? { sequence: record.sequence } : {}),
+    ...(record.result ? { result: record.result } : {}),
+  };
+}
+
 export function toRecord(
-  head: { lsn: number; term: number; ts: number },
+  head: { lsn: number; term: number; ts: number; end: number },
   body: RecordBody,
 ): LogRecord {
-  return { ...head, entries: body.entries, ...(body.sequence ? { sequence: body.sequence } : {}) };
+  return {
+    lsn: head.lsn,
+    term: head.term,
+    ts: head.ts,
+    end: head.end,
+    entries: body.entries,
+    ...(body.sequence ? { sequence: body.sequence } : {}),
+    ...(body.result ? { result: body.result } : {}),
+  };
 }
 
 /** Size in bytes of a stored body (UTF-8), for lag in bytes and batch limits. */

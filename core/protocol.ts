@@ -4,7 +4,6 @@
  */
 import type { ApiValue } from "./api-values";
 import type { ErrorBody } from "./errors";
-import type { MessageFaultConfig, MessageFaultKind } from "./message-faults";
 import type { Change } from "./row-capture";
 import type { Exact } from "./sql-value";
 
@@ -39,9 +38,24 @@ export interface LogRecord {
   term: number;
   /** Master clock (ms) at commit. */
   ts: number;
+  /** Byte position of the log after this record: every node keeps the master's. */
+  end: number;
   entries: LogEntry[];
   /** sqlite_sequence after the commit (AUTOINCREMENT counters, seq as a cell), when it wrote it. */
   sequence?: { name: string; seq: string }[];
+  /**
+   * The saved result of a commit made with an Idempotency-Key: every node keeps
+   * it, so a promoted replica answers a retry of a commit the old master made.
+   */
+  result?: SavedResult;
+}
+
+/** Comdb2's blkseq: a commit's idempotency key, its request's hash and its response. */
+export interface SavedResult {
+  key: string;
+  requestHash: string;
+  lsn: number;
+  response: string;
 }
 
 export interface StatementResult {
@@ -104,12 +118,16 @@ export interface ReplicaSettings {
   leaseGuardMs: number;
   /** The longest a strong read on a replica waits for the commit point before it is redirected. */
   strongReadWaitMs: number;
+  /** idempotency_retention_ms: how long every node keeps a commit's saved result. */
+  idempotencyRetentionMs: number;
 }
 
 /** Master -> replica: records in LSN order (possibly none: a heartbeat). */
 export interface AppendRequest {
   cluster: string;
   replicaId: string;
+  /** The member that sends it (the master): acks and pulls go back to it. */
+  from: string;
   term: number;
   /** Master clock when sent; echoed in the ack. */
   sentAt: number;
@@ -124,6 +142,8 @@ export interface AppendRequest {
   commitPoint: number;
   settings: ReplicaSettings;
   records: LogRecord[];
+  /** The master's log holds no record at or below this: the replica's need not either. */
+  truncatedThrough: number;
   /**
    * The replica is too far behind for live records (logput_window_bytes): it
    * should pull the log in order from the master until it is caught up.
@@ -153,6 +173,8 @@ export interface Fts5Setting {
 export interface SnapshotPlan {
   id: string;
   lsn: number;
+  /** Byte position of the master's log after `lsn`: the installed log starts there. */
+  logEnd: number;
   /** Tables in install order; `shadow` holds their images. */
   tables: { name: string; shadow: string }[];
   /** User objects to create, tables first, then indexes, views and triggers. */
@@ -172,10 +194,12 @@ export interface SnapshotPlan {
 export type SnapshotMessage =
   | { phase: "begin"; id: string; lsn: number; tables: number }
   | { phase: "rows"; id: string; table: number; rows: { pos: number; img: string }[] }
+  | { phase: "results"; id: string; results: SavedResult[] }
   | {
       phase: "end";
       id: string;
       lsn: number;
+      logEnd: number;
       tables: { name: string }[];
       objects: SnapshotPlan["objects"];
       sequence: SnapshotPlan["sequence"];
@@ -255,97 +279,6 @@ export interface NodeChecksums {
   tables: Record<string, TableChecksum>;
 }
 
-export type ReplicaState = "coherent" | "incoherent" | "catching-up";
-
-export interface ReplicaStatus {
-  id: string;
-  state: ReplicaState;
-  ackedLsn: number;
-  sentLsn: number;
-  lagMs: number;
-  bytesBehind: number;
-  avgAckMs: number;
-  /** Batches with records acked since the master started, and the sum of their round trips. */
-  ackRttCount: number;
-  ackRttTotalMs: number;
-  /** Of that, the time replicas held the acks on purpose (debug_ack_delay_ms, measured there). */
-  ackDelayTotalMs: number;
-  lastAckAt: number | null;
-  leaseUntil: number;
-  incoherentReason: string | null;
-  lastError: string | null;
-  /** Catching up by pulling the log (logput_window) rather than taking live records. */
-  pulling: boolean;
-  /** Catch-up batches this replica pulled since the master started. */
-  pullBatches: number;
-  /** Being rebuilt from a snapshot now; snapshots installed since the master started. */
-  rebuilding: boolean;
-  snapshots: number;
-  /** Milliseconds since the relay last sent it anything (data or heartbeat). */
-  idleMs: number;
-  /** Records it reported skipping because it had them (since the master started). */
-  skipped: number;
-  /** Heartbeats the relay sent it (since the master started). */
-  heartbeats: number;
-  /** Empty messages sent only to bring it a new commit point while nothing else was on its way. */
-  commitPointNotices: number;
-  /** Append calls made to this replica (batches, heartbeats, ack fetches). */
-  calls: number;
-  /** Deferred acks it sent as calls of their own (debug_ack_delay_ms, nothing to ride on). */
-  ackCalls: number;
-  /** Snapshot streams to it: the current or last one, and failures since the master started. */
-  snapshot?: {
-    id: string | null;
-    lsn: number | null;
-    rowsSent: number;
-    failures: number;
-    lastError: string | null;
-  };
-}
-
-export interface ClusterStatus {
-  cluster: string;
-  master: {
-    lsn: number;
-    term: number;
-    writersBusy: number;
-    writersQueued: number;
-    waiter: {
-      /** Commits waiting for acks now (handed off and inline). */
-      outstanding: number;
-      /** Handed-off commits waiting now (what async_dist_commit_max_outstanding caps). */
-      handedOffNow: number;
-      peakOutstanding: number;
-      handedOff: number;
-      inlineWaits: { off: number; queueFull: number; notPlain: number };
-      /** Commits answered right after the local commit (sync_mode none). */
-      noWait: number;
-      passes: number;
-      /** Commits the passes examined, and how many of those they answered. */
-      checked: number;
-      answered: number;
-      comparisons: number;
-      skippedEarlyStop: number;
-    };
-    commits: number;
-    replayed: number;
-    logRows: number;
-    logBytes: number;
-    /** Log records through this LSN are truncated. */
-    truncatedThrough: number;
-    /** Every LSN at or below it is on every node that may serve a strong read. */
-    commitPoint: number;
-    /** Strong reads on the master waiting for the commit point now; that waited, or ran out of time, since start. */
-    strongReads: { waitingNow: number; waited: number; timedOut: number };
-  };
-  replicas: ReplicaStatus[];
-  /** Test-only faults (debug_fault_injection): the message faults set, and faults injected since the master started. */
-  faults: {
-    messages: MessageFaultConfig;
-    injected: Record<MessageFaultKind | "replicaCrash", number>;
-  };
-}
-
 export const REPLICA_ID_PREFIX = "replica-";
 
 /**
@@ -361,14 +294,6 @@ export function isMasterCrash(error: unknown): boolean {
 
 export function replicaId(index: number): string {
   return `${REPLICA_ID_PREFIX}${index}`;
-}
-
-export function masterObjectName(cluster: string): string {
-  return `${cluster}:master`;
-}
-
-export function replicaObjectName(cluster: string, id: string): string {
-  return `${cluster}:${id}`;
 }
 
 /** Bookmarks are opaque to clients; today they carry the LSN a read must reach. */

@@ -12,6 +12,7 @@ export function replicaSettings(t: Tunables): ReplicaSettings {
     applyDelayMs: t.debug_apply_delay_ms,
     leaseGuardMs: t.lease_guard_ms,
     strongReadWaitMs: replicaReadWaitMs(t),
+    idempotencyRetentionMs: t.idempotency_retention_ms,
   };
 }
 

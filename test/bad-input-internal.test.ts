@@ -4,18 +4,18 @@
  * bad-input-helpers.ts and docs/security.md.
  */
 import { describe, expect, it } from "vitest";
-import { call, exec, freshCluster, query } from "./helpers";
 import {
   type Case,
+  expectError,
   FORMER_INTERNAL_TABLES,
   INTERNAL_TABLES,
   REFUSED_NAME,
   REPLICAS,
-  expectError,
   runCases,
   state,
   sweepCluster,
 } from "./bad-input-helpers";
+import { call, exec, freshCluster, query } from "./helpers";
 
 // ---------------------------------------------------------------------------
 // Internal tables
@@ -187,13 +187,13 @@ describe("tables named like internal ones, but not reserved", () => {
     const crash = await call("POST", `/admin/clusters/${c}/master/crash`);
     expect(crash.status, JSON.stringify(crash.body)).toBe(202);
     // The next call starts a new master, which clears its own leftovers as it starts.
-    let term = 1;
-    for (let attempt = 0; attempt < 50 && term === 1; attempt++) {
-      const s = await call<{ master: { term: number } }>("GET", `/admin/clusters/${c}/status`);
-      if (s.status === 200) term = s.body.master.term;
+    let epoch = 1;
+    for (let attempt = 0; attempt < 50 && epoch === 1; attempt++) {
+      const s = await call<{ master: { epoch: number } }>("GET", `/admin/clusters/${c}/status`);
+      if (s.status === 200) epoch = s.body.master.epoch;
       else await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(term).toBeGreaterThan(1);
+    expect(epoch).toBeGreaterThan(1);
     const v = await call<{
       agree: boolean;
       nodes: { node: string; tables: Record<string, { rows: number }> }[];

@@ -7,17 +7,17 @@ import { listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../workers/app";
-import { ADMIN, DATA, call } from "./helpers";
 import {
   type Case,
-  ROUTES,
   expectError,
   isData,
+  ROUTES,
   runCases,
   state,
   sweepCluster,
   url,
 } from "./bad-input-helpers";
+import { ADMIN, call, DATA } from "./helpers";
 
 describe("the routes under test", () => {
   it("are read from the app, so a new route joins the route-wide sweeps below", () => {
@@ -180,8 +180,7 @@ describe("every route refuses an invalid or unknown cluster", () => {
     "answers $method $path on a cluster outside CLUSTERS with 404 and creates no object",
     async ({ method, path }) => {
       const restricted = { ...env, CLUSTERS: `main, ${cluster.name}` };
-      const masters = (await listDurableObjectIds(env.MASTER)).length;
-      const replicas = (await listDurableObjectIds(env.REPLICA)).length;
+      const nodes = (await listDurableObjectIds(env.NODE)).length;
       const response = await app.request(
         `http://cluster.test${url(path, "elsewhere")}`,
         {
@@ -207,8 +206,7 @@ describe("every route refuses an invalid or unknown cluster", () => {
       );
       expect(listed.status).toBe(200);
       expect(await state(cluster.name)).toEqual(cluster.before());
-      expect((await listDurableObjectIds(env.MASTER)).length).toBe(masters);
-      expect((await listDurableObjectIds(env.REPLICA)).length).toBe(replicas);
+      expect((await listDurableObjectIds(env.NODE)).length).toBe(nodes);
     },
   );
 });

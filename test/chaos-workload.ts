@@ -17,10 +17,10 @@
  * Timing is not, so a seed reproduces the same schedule of decisions, not the
  * same interleaving.
  */
-import { type CheckReport, History, type NodeRows, checkHistory } from "../core/history";
-import { type LinearizabilityReport, checkLinearizability } from "../core/linearizability";
-import { type MessageFaultConfig, type Rng, createRng } from "../core/message-faults";
-import { type RegisterHistoryEvent, operationsFromHistory } from "../core/register-history";
+import { type CheckReport, checkHistory, History, type NodeRows } from "../core/history";
+import { checkLinearizability, type LinearizabilityReport } from "../core/linearizability";
+import { createRng, type MessageFaultConfig, type Rng } from "../core/message-faults";
+import { operationsFromHistory, type RegisterHistoryEvent } from "../core/register-history";
 import { REGISTER_SETUP, RegisterClients } from "./chaos-registers";
 
 /** One HTTP call through the front door; throws only when no answer came back. */
@@ -99,7 +99,7 @@ const MAX_ATTEMPTS = 40;
 const READ_SCOPE = 24;
 
 interface Status {
-  master: { lsn: number; term: number };
+  master: { lsn: number; term: number; epoch: number };
   replicas: {
     id: string;
     state: string;
@@ -120,9 +120,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const base = `/v1/clusters/${cluster}`;
   const admin = `/admin/clusters/${cluster}`;
   const tally = { masterCrash: 0, replicaStop: 0, replicaCrash: 0, midBatchCrash: 0, partition: 0 };
-  /** Message faults and catch-up counts by master term: they reset when the master restarts. */
-  const byTerm = new Map<number, Record<string, number>>();
-  const catchUpByTerm = new Map<number, { snapshots: number; pullBatches: number }>();
+  /** Message faults and catch-up counts by master incarnation: they reset when the master restarts. */
+  const byEpoch = new Map<number, Record<string, number>>();
+  const catchUpByEpoch = new Map<number, { snapshots: number; pullBatches: number }>();
 
   /** Admin calls are retried: the master may be restarting. */
   const adminCall = async (method: string, path: string, body?: unknown) => {
@@ -145,8 +145,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   };
   const status = async () => (await mustAdmin("GET", "/status")) as Status;
   const noteFaults = (s: Status) => {
-    if (s.faults !== undefined) byTerm.set(s.master.term, { ...s.faults.injected });
-    catchUpByTerm.set(s.master.term, {
+    if (s.faults !== undefined) byEpoch.set(s.master.epoch, { ...s.faults.injected });
+    catchUpByEpoch.set(s.master.epoch, {
       snapshots: s.replicas.reduce((n, r) => n + (r.snapshots ?? 0), 0),
       pullBatches: s.replicas.reduce((n, r) => n + (r.pullBatches ?? 0), 0),
     });
@@ -335,7 +335,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   const totalFaults = (): FaultTally => {
     const out: FaultTally = { ...tally };
-    for (const injected of byTerm.values()) {
+    for (const injected of byEpoch.values()) {
       for (const [kind, n] of Object.entries(injected)) {
         // The master counts replica crashes too; the run's own tally is the one reported.
         if (kind !== "replicaCrash") out[kind] = (out[kind] ?? 0) + n;
@@ -372,7 +372,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     seconds: Math.round((Date.now() - started) / 100) / 10,
     check,
     faults: totalFaults(),
-    catchUp: [...catchUpByTerm.values()].reduce(
+    catchUp: [...catchUpByEpoch.values()].reduce(
       (sum, c) => ({
         snapshots: sum.snapshots + c.snapshots,
         pullBatches: sum.pullBatches + c.pullBatches,

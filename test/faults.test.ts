@@ -1,8 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { replicaObjectName } from "../core/protocol";
-import type { ReplicaDO } from "../durable-objects/replica";
+import { nodeObjectName } from "../durable-objects/node-rpc";
 import {
   call,
   exec,
@@ -69,10 +68,10 @@ describe("replica crash, 4 replicas", () => {
     });
     expect(armed.status, JSON.stringify(armed.body)).toBe(202);
     // A fresh stub per look: a stub to an object that crashed stays broken.
-    const ns = env.REPLICA as unknown as DurableObjectNamespace<ReplicaDO>;
+    const ns = env.NODE;
     const isArmed = () =>
-      runInDurableObject(ns.get(ns.idFromName(replicaObjectName(c, "replica-2"))), (instance) =>
-        Reflect.get(instance as unknown as object, "crashMidBatch"),
+      runInDurableObject(ns.get(ns.idFromName(nodeObjectName(c, "replica-2"))), (instance) =>
+        Reflect.get(Reflect.get(instance as unknown as object, "role") as object, "crashMidBatch"),
       );
     expect(await isArmed()).toBe(true);
     // Several records in flight at once, so the batch that crashes carries more than one.
@@ -194,7 +193,7 @@ describe("master crash under load", () => {
       debug_ack_delay_ms: 400,
     });
     await new Promise((r) => setTimeout(r, 300));
-    const termBefore = ((await status(c)).body.master as unknown as { term: number }).term;
+    const epochBefore = ((await status(c)).body.master as unknown as { epoch: number }).epoch;
     const writes = Array.from({ length: 8 }, (_, i) =>
       exec(c, [{ sql: "INSERT INTO t (v) VALUES (?)", params: [`w${i}`] }], `w${i}`),
     );
@@ -203,8 +202,8 @@ describe("master crash under load", () => {
     expect(crash.status).toBe(202);
     expect(crash.body).toEqual({ crashed: true });
     // The next call already reaches the restarted master.
-    const termAfter = ((await status(c)).body.master as unknown as { term: number }).term;
-    expect(termAfter).toBeGreaterThan(termBefore);
+    const epochAfter = ((await status(c)).body.master as unknown as { epoch: number }).epoch;
+    expect(epochAfter).toBeGreaterThan(epochBefore);
     const answers = await Promise.all(writes);
     for (const answer of answers) {
       expect(answer.status, JSON.stringify(answer.body)).toBe(503);

@@ -6,12 +6,13 @@
  * every node must hold the same exact rows. CI runs a bounded seed; `npm run
  * fuzz -- --seconds N [--seed S]` runs longer.
  */
-import { env } from "cloudflare:workers";
+
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createRng } from "../core/message-faults";
 import { FUZZ_SCHEMA, FUZZ_TABLES, type FuzzCase, fuzzCase } from "./fuzz/generate";
-import { type Verdict, judge } from "./fuzz/oracle";
+import { judge, type Verdict } from "./fuzz/oracle";
 import { type ApiResult, call, exec, freshCluster } from "./helpers";
 import { sameEverywhere } from "./node-images";
 
@@ -39,7 +40,7 @@ describe("guard fuzz, 4 replicas", () => {
       const res = await exec(c, [{ sql }]);
       expect(res.status, `${sql}: ${JSON.stringify(res.body)}`).toBe(200);
     }
-    const ns = env.REPLICA as unknown as DurableObjectNamespace;
+    const ns = env.NODE;
     const scratch = ns.get(ns.idFromName(`fuzz-oracle-${c}`));
     await runInDurableObject(scratch, async (_, state) => {
       for (const sql of FUZZ_SCHEMA) state.storage.sql.exec(sql);

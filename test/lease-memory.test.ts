@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LeaseMemory, type MetaStore } from "../durable-objects/lease-memory";
+import { LeaseMemory, type MetaStore } from "../durable-objects/master/lease-memory";
 
 /** A meta table in memory that counts its writes; a new LeaseMemory over it is a restart. */
 function fakeStore(): MetaStore & { writes: number } {

@@ -26,10 +26,11 @@ describe("log record codec", () => {
     const sequence = [{ name: "t", seq: "i9223372036854775807" }];
     const text = encodeBody({ entries, sequence });
     expect(decodeBody(text)).toEqual({ entries, sequence });
-    expect(toRecord({ lsn: 7, term: 2, ts: 5 }, decodeBody(text))).toEqual({
+    expect(toRecord({ lsn: 7, term: 2, ts: 5, end: 90 }, decodeBody(text))).toEqual({
       lsn: 7,
       term: 2,
       ts: 5,
+      end: 90,
       entries,
       sequence,
     });
@@ -68,7 +69,7 @@ describe("log record codec", () => {
   });
 
   it("tells consecutive runs of records from gapped ones", () => {
-    const r = (lsn: number) => ({ lsn, term: 1, ts: 0, entries: [] });
+    const r = (lsn: number) => ({ lsn, term: 1, ts: 0, end: 0, entries: [] });
     expect(isConsecutive([r(1), r(2), r(3)])).toBe(true);
     expect(isConsecutive([r(1), r(3)])).toBe(false);
     expect(isConsecutive([])).toBe(true);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { LogRecord } from "../core/protocol";
-import { LogTail } from "../durable-objects/master-commit";
+import { LogTail } from "../durable-objects/master/commit";
 
-const record = (lsn: number): LogRecord => ({ lsn, term: 1, ts: 0, entries: [] });
+const record = (lsn: number): LogRecord => ({ lsn, term: 1, ts: 0, end: 0, entries: [] });
 
 describe("the in-memory log tail", () => {
   it("keeps records within both its count and its byte bound, dropping the oldest", () => {

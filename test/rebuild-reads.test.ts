@@ -6,8 +6,8 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { replicaObjectName } from "../core/protocol";
-import type { ReplicaDO } from "../durable-objects/replica";
+import type { ClusterNode } from "../durable-objects/node";
+import { nodeObjectName } from "../durable-objects/node-rpc";
 import {
   type ApiResult,
   call,
@@ -48,9 +48,9 @@ const replicaRow = async (c: string, id: string) => (await replicaRows(c)).find(
 const fault = (c: string, id: string, route: string, body?: unknown) =>
   call("POST", `/admin/clusters/${c}/replicas/${id}/${route}`, body === undefined ? {} : { body });
 
-function replicaDO(c: string, id: string): DurableObjectStub<ReplicaDO> {
-  const ns = env.REPLICA as unknown as DurableObjectNamespace<ReplicaDO>;
-  return ns.get(ns.idFromName(replicaObjectName(c, id)));
+function replicaDO(c: string, id: string): DurableObjectStub<ClusterNode> {
+  const ns = env.NODE as unknown as DurableObjectNamespace<ClusterNode>;
+  return ns.get(ns.idFromName(nodeObjectName(c, id)));
 }
 
 const values = (read: ApiResult<Rows>) => (read.body.rows ?? []).map((r) => r.v);

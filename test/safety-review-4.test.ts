@@ -6,10 +6,10 @@
  * the promise its name states and asserts what holds since.
  */
 import { describe, expect, it } from "vitest";
-import { ok, replicaStates, sameOnEveryNode } from "./review-helpers";
 import { asDivergence } from "../durable-objects/sqlite/apply";
 import { exec, freshCluster } from "./helpers";
 import { addReplica, converged, rowsOn } from "./node-images";
+import { ok, replicaStates, sameOnEveryNode } from "./review-helpers";
 
 /**
  * Watches the replicas for `ms` and returns every (id, reason, error) seen while
@@ -231,7 +231,7 @@ describe("promise 2: SQLite refusing a batch marks the replica diverged", () => 
     const failure = new Error(
       "CHECK constraint failed: c0 IS NULL OR c0 = rowid: SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_CHECK)",
     );
-    expect(asDivergence(failure, [{ lsn: 7, term: 1, ts: 0, entries: [] }])).not.toBeNull();
+    expect(asDivergence(failure, [{ lsn: 7, term: 1, ts: 0, end: 0, entries: [] }])).not.toBeNull();
   });
 });
 

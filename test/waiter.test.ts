@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { NodeView, Outcome, PassResult } from "../core/ack-book";
-import { type WaitPath, Waiter, type WaitRequest } from "../durable-objects/waiter";
+import { Waiter, type WaitPath, type WaitRequest } from "../durable-objects/master/waiter";
 
 interface Answer {
   lsn: number;

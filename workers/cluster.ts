@@ -4,9 +4,9 @@
  * comma-separated list) and DEFAULT_REPLICAS.
  */
 import { ApiError } from "../core/errors";
-import { masterObjectName, replicaObjectName } from "../core/protocol";
-import type { MasterDO } from "../durable-objects/master";
-import type { ReplicaDO } from "../durable-objects/replica";
+import { FIRST_MASTER } from "../core/members";
+import type { ClusterNode } from "../durable-objects/node";
+import { nodeObjectName } from "../durable-objects/node-rpc";
 
 export const CLUSTER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -25,14 +25,13 @@ export function checkCluster(env: Env, cluster: string): string {
   return cluster;
 }
 
-export function masterStub(env: Env, cluster: string): DurableObjectStub<MasterDO> {
-  const ns = env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
-  return ns.get(ns.idFromName(masterObjectName(cluster)));
+export function memberStub(env: Env, cluster: string, id: string): DurableObjectStub<ClusterNode> {
+  const ns = env.NODE as unknown as DurableObjectNamespace<ClusterNode>;
+  return ns.get(ns.idFromName(nodeObjectName(cluster, id)));
 }
 
-export function replicaStub(env: Env, cluster: string, id: string): DurableObjectStub<ReplicaDO> {
-  const ns = env.REPLICA as unknown as DurableObjectNamespace<ReplicaDO>;
-  return ns.get(ns.idFromName(replicaObjectName(cluster, id)));
+export function masterStub(env: Env, cluster: string): DurableObjectStub<ClusterNode> {
+  return memberStub(env, cluster, FIRST_MASTER);
 }
 
 /**

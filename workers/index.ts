@@ -3,7 +3,6 @@
  */
 import { app } from "./app";
 
-export { MasterDO } from "../durable-objects/master";
-export { ReplicaDO } from "../durable-objects/replica";
+export { ClusterNode } from "../durable-objects/node";
 
 export default app;

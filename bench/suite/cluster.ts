@@ -13,6 +13,7 @@ export interface Status {
   master: {
     lsn: number;
     term: number;
+    epoch: number;
     logRows: number;
     logBytes: number;
     truncatedThrough: number;

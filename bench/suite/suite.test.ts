@@ -1,18 +1,18 @@
 /** The benchmark's pure pieces: `npm run test:bench` (Node's test runner, no cluster). */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { renderSvg, lineChart } from "./charts.ts";
+import { lineChart, renderSvg } from "./charts.ts";
 import type { StatusDelta } from "./cluster.ts";
 import { BEGIN, END, renderGenerated, spliceGenerated } from "./doc.ts";
 import { report as capReport } from "./experiments/cap.ts";
-import { report as catchupReport, plan as catchupPlan } from "./experiments/catchup.ts";
-import { type CrashRun, report as crashReport, plan as crashPlan } from "./experiments/crash.ts";
+import { plan as catchupPlan, report as catchupReport } from "./experiments/catchup.ts";
+import { type CrashRun, plan as crashPlan, report as crashReport } from "./experiments/crash.ts";
 import { report as lateAcksReport } from "./experiments/late-acks.ts";
-import { report as offOnReport, key as offOnKey } from "./experiments/off-on.ts";
+import { key as offOnKey, report as offOnReport } from "./experiments/off-on.ts";
 import { report as writersReport } from "./experiments/writers.ts";
-import type { ExperimentReport } from "./report.ts";
 import type { Sample } from "./measure.ts";
 import { audit, recovery, timeline } from "./recovery.ts";
+import type { ExperimentReport } from "./report.ts";
 import { seedOffOnMedian } from "./seed.ts";
 import { bundledConfig } from "./server.ts";
 import { median, ratio, sustainedShare } from "./stats.ts";
@@ -173,8 +173,8 @@ describe("every experiment's tables", () => {
     firstFailure: null,
     agree: true,
     notCoherent: [],
-    termBefore: 1,
-    termAfter: 2,
+    epochBefore: 1,
+    epochAfter: 2,
     timeline: [],
   };
   const none = new Map<string, Sample[]>();

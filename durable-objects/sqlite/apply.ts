@@ -5,11 +5,11 @@
  * (row-capture.ts), and their digests must agree entry by entry.
  */
 import type { LogEntry, LogRecord } from "../../core/protocol";
-import { type Change, UNCAPTURED, effectsHash, statementEffects } from "../../core/row-capture";
 import { applyChanges } from "../../core/row-apply";
-import { decodeBindable } from "../../core/sql-params";
+import { type Change, effectsHash, statementEffects, UNCAPTURED } from "../../core/row-capture";
 import { asciiLower, tokenize } from "../../core/sql-lexer";
-import { SqlBuilder, cellSql, decodeCell } from "../../core/sql-value";
+import { decodeBindable } from "../../core/sql-params";
+import { cellSql, decodeCell, SqlBuilder } from "../../core/sql-value";
 import { APPLYING_TABLE } from "../../core/trigger-guard";
 import { countThenTake, dropCaptureTriggers, syncCaptureTriggers, takeChanges } from "./capture";
 import { run } from "./run";

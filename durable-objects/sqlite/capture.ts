@@ -2,15 +2,16 @@
  * Row capture on one node: keeping every user table's capture triggers in
  * step with its schema, and taking the changes they recorded.
  */
+
+import type { RecordBudget } from "../../core/record-budget";
 import {
   CAPTURE_PREFIX,
   CHANGES_TABLE,
   type Change,
-  type StatementCounts,
   captureTriggers,
+  type StatementCounts,
 } from "../../core/row-capture";
-import { type SchemaObject, isCapturedTable } from "../../core/schema-info";
-import type { RecordBudget } from "../../core/record-budget";
+import { isCapturedTable, type SchemaObject } from "../../core/schema-info";
 import { asciiLower, quoteIdent } from "../../core/sql-lexer";
 import { run } from "./run";
 import type { Schema } from "./schema";

@@ -2,16 +2,17 @@
  * A client's read (`/query`), on the master or a replica: one statement,
  * which SQLite must compile as a read of user objects only, its result exact.
  */
+
+import type { ApiValue } from "../../core/api-values";
 import { ApiError } from "../../core/errors";
 import type { ResultFormat } from "../../core/protocol";
 import { bindBody, guardedStatement } from "../../core/sql-params";
 import { checkQuery, checkTouched } from "../../core/sql-policy";
 import { explained, singleStatement } from "../../core/sql-statement";
 import type { Exact } from "../../core/sql-value";
-import type { ApiValue } from "../../core/api-values";
-import { ResultBudget, asObjects, readExact, readRuntime } from "./read";
-import { asSqlError } from "./sql-errors";
+import { asObjects, ResultBudget, readExact, readRuntime } from "./read";
 import type { SqlNode } from "./schema";
+import { asSqlError } from "./sql-errors";
 import { compile } from "./write";
 
 export type QueryRows =

@@ -11,9 +11,9 @@ import {
   type TableListRow,
   tableInfo,
 } from "../../core/schema-info";
+import { asciiLower, quoteIdent } from "../../core/sql-lexer";
 import type { RootLookup } from "../../core/sql-policy";
 import type { ProgramFacts } from "../../core/sql-program";
-import { asciiLower, quoteIdent } from "../../core/sql-lexer";
 
 interface Loaded {
   sequenceRoot: number | undefined;

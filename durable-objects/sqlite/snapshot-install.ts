@@ -11,8 +11,8 @@
  */
 import type { SnapshotMessage, SnapshotReply } from "../../core/protocol";
 import { isUserName } from "../../core/reserved-names";
-import type { Change } from "../../core/row-capture";
 import { applyChanges } from "../../core/row-apply";
+import type { Change } from "../../core/row-capture";
 import { quoteIdent } from "../../core/sql-lexer";
 import { ensureReplicaFlag, restoreSequence } from "./apply";
 import { syncCaptureTriggers } from "./capture";
@@ -64,7 +64,9 @@ export function snapshotStep(
   storage: DurableObjectStorage,
   node: SqlNode,
   state: SnapshotState | null,
-  message: SnapshotMessage,
+  message: Exclude<SnapshotMessage, { phase: "results" }>,
+  /** Runs in the install's own transaction: the node's log and flags move with its tables. */
+  onInstall: () => void = () => {},
 ): { reply: SnapshotReply; state: SnapshotState | null; installedLsn?: number } {
   const sql = node.sql;
   if (message.phase === "begin") {
@@ -99,7 +101,10 @@ export function snapshotStep(
     });
     return { reply: { appliedLsn: 0 }, state };
   }
-  storage.transactionSync(() => install(node, message));
+  storage.transactionSync(() => {
+    install(node, message);
+    onInstall();
+  });
   return { reply: { appliedLsn: message.lsn }, state: null, installedLsn: message.lsn };
 }
 

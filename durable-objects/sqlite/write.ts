@@ -8,18 +8,18 @@ import { ApiError } from "../../core/errors";
 import type { LogEntry, ResultFormat, Statement, StatementResult } from "../../core/protocol";
 import type { RecordBudget } from "../../core/record-budget";
 import { isReservedName } from "../../core/reserved-names";
-import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
 import { rowsTooWideToMove } from "../../core/row-apply";
+import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
 import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-change";
 import { imageSqlColumns, isCapturedTable, keySqlColumns } from "../../core/schema-info";
 import { quoteIdent } from "../../core/sql-lexer";
 import { type BoundBody, bindBody, encodeBindable, guardedStatement } from "../../core/sql-params";
 import { checkReplayable, checkTouched, classifyWrite, isReplayable } from "../../core/sql-policy";
-import { type ProgramFacts, analyzeProgram } from "../../core/sql-program";
+import { analyzeProgram, type ProgramFacts } from "../../core/sql-program";
 import {
-  type SingleStatement,
   explained,
   isCreateTrigger,
+  type SingleStatement,
   singleStatement,
   upper,
 } from "../../core/sql-statement";
@@ -33,7 +33,7 @@ import {
   takeWithCounts,
 } from "./capture";
 import { insertedAtMaxRowid, refuseRandomRowids } from "./random-rowids";
-import { type ExactRows, type ResultBudget, asObjects, readExact, readRuntime } from "./read";
+import { asObjects, type ExactRows, type ResultBudget, readExact, readRuntime } from "./read";
 import type { SqlNode } from "./schema";
 
 export interface WriteOutcome {

@@ -7,21 +7,21 @@ import { fromApiValue } from "../../core/api-values";
 import { ApiError, type Result } from "../../core/errors";
 import {
   type Consistency,
+  decodeBookmark,
   type ExecResponse,
   type QueryRequest,
   type QueryResponse,
   type ReplicaQueryOutcome,
   type Statement,
-  decodeBookmark,
 } from "../../core/protocol";
-import { checkCluster, masterStub, randomReplicaId, replicaIds, replicaStub } from "../cluster";
-import { errorResponse, fromBody, toApiError } from "../errors";
-import { requireToken } from "../middleware/auth";
-import { validBody } from "../middleware/json";
 import { isReservedName, isUserName } from "../../core/reserved-names";
 import { quoteIdent } from "../../core/sql-lexer";
 import { MAX_USER_PARAMS } from "../../core/sql-params";
 import type { Exact } from "../../core/sql-value";
+import { checkCluster, masterStub, memberStub, randomReplicaId, replicaIds } from "../cluster";
+import { errorResponse, fromBody, toApiError } from "../errors";
+import { requireToken } from "../middleware/auth";
+import { validBody } from "../middleware/json";
 
 export const MAX_STATEMENTS = 1000;
 export const MAX_ROWS = 1000;
@@ -247,7 +247,7 @@ data.post("/:cluster/query", async (c) => {
     if (!(await replicaIds(c.env, cluster)).includes(body.replica)) {
       throw new ApiError("NOT_FOUND", `no ${body.replica} in cluster ${cluster}`);
     }
-    const outcome = (await replicaStub(c.env, cluster, body.replica).query(
+    const outcome = (await memberStub(c.env, cluster, body.replica).replicaQuery(
       request,
       body.replica,
     )) as ReplicaQueryOutcome;
@@ -261,7 +261,7 @@ data.post("/:cluster/query", async (c) => {
   const id = await randomReplicaId(c.env, cluster);
   if (id !== null) {
     try {
-      const outcome = (await replicaStub(c.env, cluster, id).query(
+      const outcome = (await memberStub(c.env, cluster, id).replicaQuery(
         request,
         id,
       )) as ReplicaQueryOutcome;

@@ -5,14 +5,14 @@
  * table is read back and compared with that record.
  */
 import { lineChart, type SeriesPoint } from "../charts.ts";
-import type { Context } from "../context.ts";
 import { type ClusterClient, sleep } from "../cluster.ts";
+import type { Context } from "../context.ts";
 import { DRIVER_LABEL, type DriverName } from "../load.ts";
 import { nextTag } from "../measure.ts";
 import { type RecordedRun, readBack, startRecordingLoad } from "../recording-load.ts";
 import { type Audit, audit, type Recovery, recovery, type Success, timeline } from "../recovery.ts";
-import { runInRuntimeCrash } from "../runtime-driver.ts";
 import type { ExperimentReport, TargetCheck } from "../report.ts";
+import { runInRuntimeCrash } from "../runtime-driver.ts";
 import { seedCrash } from "../seed.ts";
 import { median } from "../stats.ts";
 import { int, seconds as secs } from "../table.ts";
@@ -55,9 +55,9 @@ export interface CrashRun extends Recovery, Audit {
   firstFailure: string | null;
   agree: boolean;
   notCoherent: string[];
-  /** The master's term before the crash and after the run (a restart bumps it). */
-  termBefore: number;
-  termAfter: number;
+  /** The master's epoch before the crash and after the run (a restart adds one). */
+  epochBefore: number;
+  epochAfter: number;
   timeline: { t: number; perSecond: number }[];
 }
 
@@ -72,7 +72,7 @@ export async function run(ctx: Context): Promise<ExperimentReport> {
         for (const on of [true, false]) {
           await cluster.patchTunables({ ...ctx.settings.baseTunables, async_dist_commit: on });
           await cluster.waitCoherent(15_000);
-          const termBefore = (await cluster.status()).master.term;
+          const epochBefore = (await cluster.status()).master.epoch;
           const load =
             driver === "http"
               ? await crashOverHttp(ctx, cluster, clients, p)
@@ -80,7 +80,7 @@ export async function run(ctx: Context): Promise<ExperimentReport> {
           const notCoherent = await cluster.waitCoherent(30_000);
           const present = await readBack(ctx.url, cluster.name, load.tables);
           const verdict = await cluster.verify();
-          const termAfter = (await cluster.status()).master.term;
+          const epochAfter = (await cluster.status()).master.epoch;
           const midRun = load.crashAt < load.end;
           const result: CrashRun = {
             driver,
@@ -96,8 +96,8 @@ export async function run(ctx: Context): Promise<ExperimentReport> {
             firstFailure: load.firstFailure,
             agree: verdict.agree,
             notCoherent,
-            termBefore,
-            termAfter,
+            epochBefore,
+            epochAfter,
             timeline: timeline(load.successes, load.crashAt, load.from, load.end, 500),
           };
           runs.push(result);
@@ -171,7 +171,7 @@ function describe(r: CrashRun): string {
     `failed ${r.failed}`,
     `acked ${r.acked}, lost ${r.lost}, duplicated ${r.duplicates}`,
     `replicas agree ${r.agree}`,
-    `master term ${r.termBefore} → ${r.termAfter}`,
+    `master epoch ${r.epochBefore} → ${r.epochAfter}`,
     ...(r.firstFailure === null ? [] : [`first failure: ${r.firstFailure.slice(0, 120)}`]),
   ].join(", ");
 }
@@ -210,7 +210,7 @@ export function report(runs: CrashRun[], p: CrashPlan, drivers: DriverName[]): E
           int(sum((r) => r.duplicates)),
           int(sum((r) => r.unackedPresent)),
           group.every((r) => r.agree) ? "yes" : "no",
-          group.every((r) => r.termAfter > r.termBefore) ? "yes" : "no",
+          group.every((r) => r.epochAfter > r.epochBefore) ? "yes" : "no",
         ]);
         targets.push({
           target: "every crash run: 0 acked inserts lost, 0 duplicated",

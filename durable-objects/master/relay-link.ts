@@ -9,29 +9,33 @@
  * per D. A failed call breaks the stub: the relay makes a new one, backs off,
  * and resends from the last LSN the replica acked.
  */
-import type { AppendRequest, AppendResponse, LogRecord } from "../core/protocol";
-import { HeldAcks } from "../core/held-acks";
-import { LagTracker } from "../core/lag";
-import { type RelayHost, asAck } from "./relay-host";
-import type { ReplicaDO } from "./replica";
 
-export { type RelayHost, asAck } from "./relay-host";
+import { HeldAcks } from "../../core/held-acks";
+import { LagTracker } from "../../core/lag";
+import type { AppendRequest, AppendResponse, LogRecord } from "../../core/protocol";
+import type { NodeStub } from "../node-rpc";
+import { asAck, type RelayHost } from "./relay-host";
 
 const MIN_BACKOFF_MS = 20;
 /** Unacked batches allowed, in windows, when acks are deferred and some fall due late. */
 const MAX_UNACKED_WINDOWS = 2;
 const MAX_BACKOFF_MS = 2_000;
 
-export class Relay {
+export class RelayLink {
+  /** Removed from the cluster: sends nothing more. */
+  protected retired = false;
+  /** Fault hook: the link to the replica is cut; nothing is sent until it is restored. */
+  disconnected = false;
+
   /** Highest LSN sent in the current generation; null until the replica told us where it is. */
-  private sentLsn: number | null = null;
+  protected sentLsn: number | null = null;
   ackedLsn = 0;
-  private inFlight = 0;
-  private generation = 0;
-  private stub: DurableObjectStub<ReplicaDO>;
-  private backoffMs = 0;
+  protected inFlight = 0;
+  protected generation = 0;
+  protected stub: NodeStub;
+  protected backoffMs = 0;
   /** While set, the relay is backing off after a failed call and sends nothing. */
-  private retryAt: number | null = null;
+  protected retryAt: number | null = null;
   lastSentAt = 0;
   lastAckAt: number | null = null;
   /** Last time the replica answered anything (reachability, not progress). */
@@ -54,7 +58,7 @@ export class Relay {
   /** Empty messages sent only to tell the replica a new commit point (see tellCommitPoint). */
   commitPointNotices = 0;
   /** The commit point the last message carried. */
-  private commitPointSent = 0;
+  protected commitPointSent = 0;
   /** Pull requests this replica made (catch-up batches served by the master). */
   pullBatches = 0;
   /** While the master streams a snapshot to this replica: no records, heartbeats only. */
@@ -63,15 +67,15 @@ export class Relay {
   /** Batches sent and not yet acked: the window, and the lag's anchor. */
   readonly lag = new LagTracker();
   /** Acks the replica holds back (debug_ack_delay_ms). */
-  private readonly heldAcks = new HeldAcks();
+  protected readonly heldAcks = new HeldAcks();
   /** An empty message is out fetching a held ack (the replica answers when it is due). */
-  private collecting = false;
+  protected collecting = false;
   /** Heartbeats sent and not answered: at most one periodic one (heartbeatIfDue). */
-  private heartbeatsInFlight = 0;
+  protected heartbeatsInFlight = 0;
 
   constructor(
     readonly id: string,
-    private readonly host: RelayHost,
+    protected readonly host: RelayHost,
   ) {
     this.stub = host.newStub(id);
   }
@@ -128,7 +132,7 @@ export class Relay {
    * heartbeat. Under load there is always a call in flight, and the batches
    * carry it.
    */
-  private tellCommitPoint(): void {
+  protected tellCommitPoint(): void {
     if (this.inFlight > 0 || this.ackedLsn <= this.commitPointSent) return;
     if (this.host.knownCommitPoint() <= this.commitPointSent) return;
     this.commitPointNotices++;
@@ -136,7 +140,7 @@ export class Relay {
   }
 
   /** Batches whose ack has not had time to come back (a held ack that fell due has). */
-  private awaitingAcks(now: number): number {
+  protected awaitingAcks(now: number): number {
     return this.lag.size - this.heldAcks.dueCount(now);
   }
 
@@ -149,7 +153,7 @@ export class Relay {
    * The replica sends an ack on its own only if no message comes for a while
    * after it fell due.
    */
-  private collectDueAcks(now: number): void {
+  protected collectDueAcks(now: number): void {
     const dueAt = this.heldAcks.firstDueAt;
     // A message sent since the ack fell due brings it back with its reply.
     if (dueAt === undefined || this.collecting || this.lastSentAt >= dueAt) return;
@@ -158,7 +162,7 @@ export class Relay {
   }
 
   /** The stream restarted (a gap, a failure, a mode change): nothing is outstanding. */
-  private forgetOutstanding(): void {
+  protected forgetOutstanding(): void {
     this.lag.reset();
     this.heldAcks.clear();
   }
@@ -179,13 +183,13 @@ export class Relay {
   }
 
   /** Whether `act` sent anything. */
-  private sentSomething(act: () => void): boolean {
+  protected sentSomething(act: () => void): boolean {
     const calls = this.calls;
     act();
     return this.calls !== calls;
   }
 
-  private send(records: LogRecord[], holdMs = 0, heartbeat = false): void {
+  protected send(records: LogRecord[], holdMs = 0, heartbeat = false): void {
     const generation = this.generation;
     const held = holdMs > 0;
     if (held) this.collecting = true;
@@ -204,6 +208,7 @@ export class Relay {
     const request: AppendRequest = {
       cluster: this.host.cluster,
       replicaId: this.id,
+      from: this.host.self,
       term: this.host.term(),
       sentAt,
       masterLsn: this.host.masterLsn(),
@@ -211,6 +216,7 @@ export class Relay {
       commitPoint,
       settings: this.host.settings(),
       records,
+      truncatedThrough: this.host.truncatedThrough(),
       pull: this.pulling,
       ackedLsn: this.ackedLsn,
       ...(held ? { holdMs } : {}),
@@ -232,7 +238,7 @@ export class Relay {
     );
   }
 
-  private onResponse(
+  protected onResponse(
     generation: number,
     response: AppendResponse,
     lastLsn: number | null,
@@ -287,7 +293,7 @@ export class Relay {
     this.pump();
   }
 
-  private takeAck(response: AppendResponse, carried: boolean, now: number): void {
+  protected takeAck(response: AppendResponse, carried: boolean, now: number): void {
     this.lastAckAt = now;
     if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;
     this.lag.acked(this.ackedLsn);
@@ -295,13 +301,13 @@ export class Relay {
     this.host.onAck(this.id, response, now - response.echoSentAt, carried);
   }
 
-  private onError(generation: number, error: unknown): void {
+  protected onError(generation: number, error: unknown): void {
     this.inFlight--;
     this.fail(error, generation === this.generation);
   }
 
   /** A failed call breaks the stub: a new one, a backoff, and a fresh probe of the replica. */
-  private fail(error: unknown, current: boolean): void {
+  protected fail(error: unknown, current: boolean): void {
     this.failures++;
     this.lastError = error instanceof Error ? error.message : String(error);
     if (current) {
@@ -314,116 +320,5 @@ export class Relay {
       this.host.scheduleRestart(this.id, this.retryAt);
     }
     this.host.onFailure(this.id, error);
-  }
-
-  /** The replica told us (by pulling from `lsn + 1`) that it has applied through `lsn`. */
-  noteApplied(lsn: number): void {
-    if (lsn > this.ackedLsn) this.ackedLsn = lsn;
-    this.lag.acked(this.ackedLsn);
-  }
-
-  /** Removed from the cluster: sends nothing more. */
-  private retired = false;
-  /** Fault hook: the link to the replica is cut; nothing is sent until it is restored. */
-  disconnected = false;
-
-  retire(): void {
-    this.retired = true;
-    this.generation++;
-    this.forgetOutstanding();
-  }
-
-  /** Fault hook: cut or restore the link; on restore the relay asks where the replica is. */
-  setDisconnected(disconnected: boolean): void {
-    this.disconnected = disconnected;
-    this.generation++;
-    this.forgetOutstanding();
-    if (disconnected) {
-      this.failures++;
-      this.lastError = "disconnected by the fault hook";
-    } else {
-      this.sentLsn = null;
-      this.retryAt = null;
-      this.pump();
-    }
-  }
-
-  /** Fault hook: resend from `lsn + 1`, so the replica skips what it already has. */
-  rewind(lsn: number): void {
-    if (this.sentLsn === null || this.pulling || this.snapshotting) return;
-    this.generation++;
-    this.sentLsn = Math.max(0, lsn);
-    this.forgetOutstanding();
-    this.pump();
-  }
-
-  startSnapshot(): void {
-    this.snapshotting = true;
-    this.pulling = false;
-    this.generation++;
-    this.forgetOutstanding();
-  }
-
-  /**
-   * The replica installed a snapshot at `lsn`: stream from there. Its position
-   * is the snapshot's now, lower than what it acked before when the snapshot
-   * is an older one resumed: the rejoin rule, the lease floor and the wait sets
-   * must see where it really is.
-   */
-  finishSnapshot(lsn: number): void {
-    this.snapshotting = false;
-    this.snapshots++;
-    this.generation++;
-    this.sentLsn = lsn;
-    this.ackedLsn = lsn;
-    this.lag.reset();
-    this.pump();
-  }
-
-  abortSnapshot(error: unknown): void {
-    this.snapshotting = false;
-    this.fail(error, true);
-  }
-
-  /** The stub snapshot steps go through, so they keep E-order with appends. */
-  get replica(): DurableObjectStub<ReplicaDO> {
-    return this.stub;
-  }
-
-  /** Enters pull mode: the replica fetches the log itself; heartbeats tell it to. */
-  startPulling(): void {
-    if (this.pulling) return;
-    this.pulling = true;
-    this.generation++;
-    this.forgetOutstanding();
-    this.heartbeatNow();
-  }
-
-  /** Leaves pull mode: live records resume after `throughLsn`, which the replica has. */
-  resumeLive(throughLsn: number): void {
-    if (!this.pulling) return;
-    this.pulling = false;
-    this.generation++;
-    this.sentLsn = throughLsn;
-    this.forgetOutstanding();
-    this.pump();
-  }
-
-  /**
-   * Sends a message now if the window allows (a lease to grant, a pull to ask
-   * for): a batch if one can go, else a heartbeat, even with a periodic one on
-   * its way, which carries the state from before.
-   */
-  heartbeatNow(): void {
-    if (this.retryAt !== null || this.retired || this.disconnected) return;
-    if (this.sentSomething(() => this.pump())) return;
-    if (this.inFlight < this.host.window()) this.send([], 0, true);
-  }
-
-  /** Ends the backoff: the scheduled restart, or a replica that was just started. */
-  retryNow(resetBackoff = false): void {
-    this.retryAt = null;
-    if (resetBackoff) this.backoffMs = 0;
-    this.pump();
   }
 }

@@ -6,8 +6,8 @@
  * every message; the lease is taken only after the records that came with it
  * are applied.
  */
-import type { AppendRequest } from "../core/protocol";
-import { ReadBarrier } from "../core/read-barrier";
+import type { AppendRequest } from "../../core/protocol";
+import { ReadBarrier } from "../../core/read-barrier";
 
 export class ReplicaReadGate {
   /** Master-clock instant until which strong reads may be served; 0 = no lease. */

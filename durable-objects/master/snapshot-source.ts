@@ -11,14 +11,15 @@
  * when every replica that used them is done, or when the log no longer holds
  * the records after their LSN (`abandon`).
  */
-import { isUserName } from "../core/reserved-names";
-import type { SnapshotPlan } from "../core/protocol";
-import { quoteIdent } from "../core/sql-lexer";
-import { isCaptureTrigger } from "./sqlite/capture";
-import { imagesSql } from "./sqlite/checksums";
-import { readSequence } from "./sqlite/apply";
-import { readFts5Settings } from "./sqlite/fts5-settings";
-import type { SqlNode } from "./sqlite/schema";
+
+import type { SnapshotPlan } from "../../core/protocol";
+import { isUserName } from "../../core/reserved-names";
+import { quoteIdent } from "../../core/sql-lexer";
+import { readSequence } from "../sqlite/apply";
+import { isCaptureTrigger } from "../sqlite/capture";
+import { imagesSql } from "../sqlite/checksums";
+import { readFts5Settings } from "../sqlite/fts5-settings";
+import type { SqlNode } from "../sqlite/schema";
 
 const SHADOW_PREFIX = "_repl_snap_";
 
@@ -33,6 +34,7 @@ export class SnapshotSource {
     private readonly storage: DurableObjectStorage,
     private readonly node: SqlNode,
     private readonly currentLsn: () => number,
+    private readonly currentLogEnd: () => number,
   ) {}
 
   /** The LSN of the live snapshot, whose log records after it must be kept. */
@@ -85,6 +87,7 @@ export class SnapshotSource {
       return {
         id: crypto.randomUUID(),
         lsn: this.currentLsn(),
+        logEnd: this.currentLogEnd(),
         tables,
         objects,
         sequence: readSequence(this.node),

@@ -8,21 +8,21 @@
  * or debug_fault_injection off, a message goes straight to the stub.
  */
 import {
+  createRng,
+  decideFault,
   type FaultDecision,
+  faultKinds,
+  faultsActive,
   LinkQueue,
   type MessageFaultConfig,
   type MessageFaultKind,
   NO_MESSAGE_FAULTS,
   type Rng,
-  createRng,
-  decideFault,
-  faultKinds,
-  faultsActive,
-} from "../core/message-faults";
-import type { AppendRequest, AppendResponse } from "../core/protocol";
-import type { ReplicaDO } from "./replica";
+} from "../../core/message-faults";
+import type { AppendRequest, AppendResponse } from "../../core/protocol";
+import type { NodeStub } from "../node-rpc";
 
-type ReplicaStub = DurableObjectStub<ReplicaDO>;
+type ReplicaStub = NodeStub;
 
 /** Messages a link holds back, with one timer for the earliest. */
 interface Link {

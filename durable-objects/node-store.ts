@@ -1,5 +1,5 @@
 /**
- * The master's internal state, in the synchronous KV API: the log, the saved
+ * A node's internal state, in the synchronous KV API: the log, the saved
  * results (Comdb2's blkseq), tunables, replica states and metadata. KV rows
  * live where no SQL can name them, and they commit in the same transaction as
  * the user's statements: a commit, its log record and its saved result exist
@@ -10,16 +10,10 @@
  * `s:<id>` replica states.
  */
 import { decodeBody, toRecord } from "../core/log-codec";
-import type { LogRecord, ReplicaState } from "../core/protocol";
+import type { LogRecord, SavedResult } from "../core/protocol";
+import type { ReplicaState } from "../core/status";
 import { type Tunables, tunablesFromStored } from "../core/tunables";
 import { deleteText, getMeta, getText, putText, sortable } from "./kv-text";
-
-export interface SavedResult {
-  key: string;
-  requestHash: string;
-  lsn: number;
-  response: string;
-}
 
 interface LogHead {
   lsn: number;
@@ -40,7 +34,7 @@ const logKey = (lsn: number) => `l:${sortable(lsn)}`;
 const resultKey = (key: string) => `r:${key}`;
 const ageKey = (createdAt: number, key: string) => `ra:${sortable(createdAt)}:${key}`;
 
-export class MasterStore {
+export class NodeStore {
   constructor(private readonly kv: SyncKvStorage) {}
 
   getMeta(key: string): string | null {
@@ -65,12 +59,11 @@ export class MasterStore {
   }
 
   appendLog(
-    record: { lsn: number; term: number; ts: number },
+    record: { lsn: number; term: number; ts: number; end: number },
     body: string,
     bytes: number,
-    endOffset: number,
   ): void {
-    putText<LogHead>(this.kv, logKey(record.lsn), { ...record, bytes, end: endOffset }, body);
+    putText<LogHead>(this.kv, logKey(record.lsn), { ...record, bytes }, body);
   }
 
   /** Byte position of the log after `lsn` (0 before the first record, or once truncated). */
@@ -105,6 +98,28 @@ export class MasterStore {
       deleted++;
     }
     return deleted;
+  }
+
+  /**
+   * Truncates the log after `afterLsn` through `through`, keeping the byte
+   * position of the truncation point (within the caller's transaction).
+   */
+  truncateLog(afterLsn: number, through: number): void {
+    this.setMeta("truncated_offset", String(this.endOffsetAt(through)));
+    this.deleteLog(afterLsn, through);
+    this.setMeta("truncated_through", String(through));
+  }
+
+  /** The log is empty and starts after `lsn`, at byte position `offset` (a snapshot installed). */
+  restartLog(lsn: number, offset: number): void {
+    for (const [key] of this.kv.list({ prefix: "l:" })) deleteText(this.kv, key);
+    this.setMeta("truncated_offset", String(offset));
+    this.setMeta("truncated_through", String(lsn));
+  }
+
+  /** The first LSN the log still holds a record of (one past the truncation point). */
+  truncatedThrough(): number {
+    return Number(this.getMeta("truncated_through") ?? 0);
   }
 
   findResult(key: string): SavedResult | null {
@@ -143,6 +158,36 @@ export class MasterStore {
       pruned++;
     }
     return pruned;
+  }
+
+  /**
+   * Saved results in key order after `afterKey`, about `maxBytes` of responses
+   * (at least one), those of commits at or below `throughLsn`: a snapshot's.
+   */
+  readResults(
+    afterKey: string | null,
+    maxBytes: number,
+    throughLsn: number,
+  ): { results: SavedResult[]; next: string | null } {
+    const results: SavedResult[] = [];
+    let bytes = 0;
+    let last = afterKey;
+    const start = afterKey === null ? "r:" : `${resultKey(afterKey)}\0`;
+    for (const [key] of this.kv.list({ prefix: "r:", start })) {
+      if (bytes >= maxBytes) return { results, next: last };
+      last = key.slice(2);
+      const found = this.findResult(last);
+      if (found === null || found.lsn > throughLsn) continue;
+      results.push(found);
+      bytes += found.response.length + last.length;
+    }
+    return { results, next: null };
+  }
+
+  /** Drops every saved result (a replica rebuilt from a snapshot takes the snapshot's). */
+  clearResults(): void {
+    for (const [key] of this.kv.list({ prefix: "r:" })) deleteText(this.kv, key);
+    for (const [key] of this.kv.list({ prefix: "ra:" })) this.kv.delete(key);
   }
 
   loadTunables(): Tunables {

@@ -5,6 +5,7 @@
  * snapshot (SnapshotSource.park) and the replica's staging: the relay backs
  * off, and the next attempt resumes from what the replica staged.
  */
+import type { NodeStore } from "../node-store";
 import type { Relay } from "./relay";
 import type { SnapshotSource } from "./snapshot-source";
 
@@ -27,6 +28,7 @@ export async function streamSnapshot(
   source: SnapshotSource,
   relay: Relay,
   progress: SnapshotProgress,
+  store: NodeStore,
   onInstalled: (lsn: number) => void,
 ): Promise<void> {
   const plan = source.begin();
@@ -56,6 +58,17 @@ export async function streamSnapshot(
         relay.heartbeatIfDue();
       }
     }
+    // The saved results of commits the snapshot holds: a promoted replica
+    // answers their retries too (later ones ride in the records).
+    for (let after: string | null = null; ; ) {
+      const page = store.readResults(after, SNAPSHOT_CHUNK_BYTES, plan.lsn);
+      if (page.results.length > 0) {
+        await replica.installSnapshot({ phase: "results", id: plan.id, results: page.results });
+      }
+      if (page.next === null) break;
+      after = page.next;
+      relay.heartbeatIfDue();
+    }
     // Installing says the replica holds everything through plan.lsn: the log
     // must still hold every record after it.
     source.check(plan.id);
@@ -63,6 +76,7 @@ export async function streamSnapshot(
       phase: "end",
       id: plan.id,
       lsn: plan.lsn,
+      logEnd: plan.logEnd,
       tables: plan.tables.map((t) => ({ name: t.name })),
       objects: plan.objects,
       sequence: plan.sequence,

@@ -3,7 +3,7 @@
  * its saved result, in one synchronous transaction. Any refusal or SQL error
  * rolls all of it back, and the schema cache with it.
  */
-import { bodyBytes, encodeBody } from "../core/log-codec";
+import { bodyBytes, encodeBody } from "../../core/log-codec";
 import type {
   ExecResponse,
   LogEntry,
@@ -11,14 +11,14 @@ import type {
   ResultFormat,
   Statement,
   StatementResult,
-} from "../core/protocol";
-import { encodeBookmark } from "../core/protocol";
-import { RecordBudget } from "../core/record-budget";
-import type { MasterStore } from "./master-store";
-import { readSequence } from "./sqlite/apply";
-import { ResultBudget } from "./sqlite/read";
-import type { SqlNode } from "./sqlite/schema";
-import { runWrite } from "./sqlite/write";
+} from "../../core/protocol";
+import { encodeBookmark } from "../../core/protocol";
+import { RecordBudget } from "../../core/record-budget";
+import type { NodeStore } from "../node-store";
+import { readSequence } from "../sqlite/apply";
+import { ResultBudget } from "../sqlite/read";
+import type { SqlNode } from "../sqlite/schema";
+import { runWrite } from "../sqlite/write";
 
 export interface CommitInput {
   lsn: number;
@@ -46,7 +46,7 @@ export interface Committed {
 export function commitLocal(
   storage: DurableObjectStorage,
   node: SqlNode,
-  store: MasterStore,
+  store: NodeStore,
   input: CommitInput,
 ): Committed {
   const ts = Date.now();
@@ -67,24 +67,33 @@ export function commitLocal(
         wroteSequence ||= outcome.wroteSequence;
       }
       const sequence = wroteSequence ? readSequence(node) : undefined;
-      const body = encodeBody({ entries, ...(sequence ? { sequence } : {}) });
-      const bytes = bodyBytes(body);
-      limits.record.check(bytes);
-      const head = { lsn: input.lsn, term: input.term, ts };
-      store.appendLog(head, body, bytes, input.logEnd + bytes);
       const response: ExecResponse = {
         lsn: input.lsn,
         results,
         bookmark: encodeBookmark(input.lsn),
       };
       const text = JSON.stringify(response);
-      if (input.key !== undefined) {
-        store.saveResult(
-          { key: input.key, requestHash: input.requestHash, lsn: input.lsn, response: text },
-          ts,
-        );
-      }
-      const record: LogRecord = { ...head, entries, ...(sequence ? { sequence } : {}) };
+      // The saved result travels in the record: every node keeps it (node-store.ts).
+      const result =
+        input.key === undefined
+          ? undefined
+          : { key: input.key, requestHash: input.requestHash, lsn: input.lsn, response: text };
+      const body = encodeBody({
+        entries,
+        ...(sequence ? { sequence } : {}),
+        ...(result ? { result } : {}),
+      });
+      const bytes = bodyBytes(body);
+      limits.record.check(bytes);
+      const head = { lsn: input.lsn, term: input.term, ts, end: input.logEnd + bytes };
+      store.appendLog(head, body, bytes);
+      if (result !== undefined) store.saveResult(result, ts);
+      const record: LogRecord = {
+        ...head,
+        entries,
+        ...(sequence ? { sequence } : {}),
+        ...(result ? { result } : {}),
+      };
       return { response, record, bytes, responseBytes: text.length };
     });
   } catch (error) {

@@ -5,11 +5,11 @@
  * grants leases (only past the lease floor) and keeps what a restarted master
  * must know of them (LeaseMemory).
  */
-import type { NodeView } from "../core/ack-book";
-import type { LeaseNode } from "../core/commit-point";
-import type { ReplicaState, ReplicaStatus } from "../core/protocol";
-import { findSlowReplica } from "../core/slow-replica";
-import type { Tunables } from "../core/tunables";
+import type { NodeView } from "../../core/ack-book";
+import type { LeaseNode } from "../../core/commit-point";
+import { findSlowReplica } from "../../core/slow-replica";
+import type { ReplicaState } from "../../core/status";
+import type { Tunables } from "../../core/tunables";
 import { LeaseMemory, type MetaStore } from "./lease-memory";
 import type { Relay } from "./relay";
 
@@ -379,34 +379,5 @@ export class ReplicaSet {
     const window = this.host.tunables().logput_window_bytes;
     if (entry.state === "coherent" || window === 0 || entry.relay.pulling) return;
     if (this.bytesBehind(entry) > window) entry.relay.startPulling();
-  }
-
-  status(now: number): ReplicaStatus[] {
-    return this.all().map((entry) => ({
-      id: entry.id,
-      state: entry.state,
-      ackedLsn: entry.relay.ackedLsn,
-      sentLsn: entry.relay.position ?? entry.relay.ackedLsn,
-      lagMs: this.lagMs(entry, now),
-      bytesBehind: this.bytesBehind(entry),
-      avgAckMs: Math.round(entry.avgAckMs * 10) / 10,
-      ackRttCount: entry.ackRttCount,
-      ackRttTotalMs: entry.ackRttTotalMs,
-      ackDelayTotalMs: entry.ackDelayTotalMs,
-      lastAckAt: entry.relay.lastAckAt,
-      leaseUntil: entry.state === "coherent" ? entry.leaseGrantedUntil : 0,
-      incoherentReason: entry.reason,
-      lastError: entry.relay.lastError,
-      pulling: entry.relay.pulling,
-      pullBatches: entry.relay.pullBatches,
-      rebuilding: entry.relay.snapshotting,
-      skipped: entry.relay.skipped,
-      heartbeats: entry.relay.heartbeats,
-      commitPointNotices: entry.relay.commitPointNotices,
-      calls: entry.relay.calls,
-      ackCalls: entry.relay.ackCalls,
-      snapshots: entry.relay.snapshots,
-      idleMs: entry.relay.lastSentAt === 0 ? 0 : Math.max(0, now - entry.relay.lastSentAt),
-    }));
   }
 }

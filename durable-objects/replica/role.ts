@@ -1,52 +1,51 @@
 /**
- * A replica: applies the master's log strictly in LSN order, one transaction
- * per batch, and acks its applied LSN. Records it already has are skipped and
+ * The replica role of a node: applies the master's log strictly in LSN order,
+ * one transaction per batch, keeping the records and their saved results as
+ * the master does (a promoted replica has what a master needs), and acks its
+ * applied LSN. Records it already has are skipped and
  * still acked; a batch that starts past its next LSN is answered with its
  * applied LSN so the relay resends from there. It serves reads under the lease
  * the master grants with every message.
  */
-import { DurableObject } from "cloudflare:workers";
-import { DueQueue } from "../core/due-queue";
-import { ApiError } from "../core/errors";
-import {
-  type AckRequest,
-  type AppendRequest,
-  type AppendResponse,
-  type LogRecord,
-  type NodeChecksums,
-  type PullResponse,
-  type QueryRequest,
-  type ReplicaQueryOutcome,
-  type SnapshotMessage,
-  type SnapshotReply,
-  masterObjectName,
-} from "../core/protocol";
-import { migrate } from "../migrations";
-import type { MasterDO } from "./master";
-import { BatchApplier, asDivergence, ensureReplicaFlag, isForeignKeyError } from "./sqlite/apply";
-import { syncCaptureTriggers } from "./sqlite/capture";
-import { nodeChecksums } from "./sqlite/checksums";
-import { runQuery } from "./sqlite/query";
-import { Schema, type SqlNode } from "./sqlite/schema";
-import { type SnapshotState, snapshotStep } from "./sqlite/snapshot-install";
-import { ReplicaReadGate } from "./replica-read-gate";
+import { ApiError } from "../../core/errors";
+import { FIRST_MASTER } from "../../core/members";
+import type {
+  AppendRequest,
+  AppendResponse,
+  LogRecord,
+  NodeChecksums,
+  PullResponse,
+  QueryRequest,
+  ReplicaQueryOutcome,
+  SnapshotMessage,
+  SnapshotReply,
+} from "../../core/protocol";
+import { nodeStub } from "../node-rpc";
+import type { NodeStore } from "../node-store";
+import { asDivergence, BatchApplier, ensureReplicaFlag, isForeignKeyError } from "../sqlite/apply";
+import { nodeChecksums } from "../sqlite/checksums";
+import { runQuery } from "../sqlite/query";
+import type { SqlNode } from "../sqlite/schema";
+import { type SnapshotState, snapshotStep } from "../sqlite/snapshot-install";
+import { DeferredAcks } from "./deferred-acks";
+import { LogKeeper } from "./log-keeper";
+import { ReplicaReadGate } from "./read-gate";
 
 const PULL_BATCH_RECORDS = 1000;
 /** Longest a fetch for a held ack may wait (debug_ack_delay_ms is at most a minute). */
 const MAX_HOLD_MS = 60_000;
-/** How long a due ack waits for a message to ride on before it goes out as its own call. */
-const OWN_ACK_GRACE_MS = 20;
 
-export class ReplicaDO extends DurableObject<Env> {
+export class ReplicaRole {
+  readonly kind = "replica";
   private appliedLsn = 0;
   private identity = "";
   private stopped = false;
   /** The lease, the guard band and the commit point: what a strong read here may return. */
   private readonly strongReads = new ReplicaReadGate();
-  // Acks that fall due ride on the next reply. The master's relay sends a message
-  // when an ack falls due, so the queue's timer fires OWN_ACK_GRACE_MS late: only a
-  // replica that heard nothing since sends the ack as its own call.
-  private readonly ackDelays = new DueQueue(undefined, () => this.flushAck(), OWN_ACK_GRACE_MS);
+  private readonly acks: DeferredAcks;
+  private readonly log: LogKeeper;
+  /** The master that sent the latest message: acks and pulls go to it. */
+  private masterId = FIRST_MASTER;
   private pulling = false;
   /** Set while a snapshot is being installed: no applies, no reads. */
   private rebuilding = false;
@@ -54,12 +53,6 @@ export class ReplicaDO extends DurableObject<Env> {
   private faultDelayMs = 0;
   /** Fault hook: abort partway through the next batch. */
   private crashMidBatch = false;
-  /** The deferred ack waiting to go out (and since when), and the highest LSN acked that way. */
-  private readyAck: AckRequest | null = null;
-  private readyAckSince = 0;
-  private ackSentLsn = 0;
-  private masterForAcks: DurableObjectStub<MasterDO> | null = null;
-  private readonly node: SqlNode;
   /** The snapshot being staged, if any (kept in KV: staging survives a restart). */
   private snapshot: SnapshotState | null = null;
   /**
@@ -68,23 +61,27 @@ export class ReplicaDO extends DurableObject<Env> {
    */
   private diverged: { lsn: number; detail: string } | null = null;
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
-    this.node = { sql: ctx.storage.sql, schema: new Schema(ctx.storage.sql) };
-    ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage);
-      ctx.storage.transactionSync(() => {
-        syncCaptureTriggers(this.node.sql, this.node.schema);
-        ensureReplicaFlag(this.node.sql);
-      });
-      const kv = ctx.storage.kv;
-      this.appliedLsn = Number(kv.get<string>("m:applied_lsn") ?? 0);
-      this.identity = kv.get<string>("m:identity") ?? "";
-      this.stopped = kv.get<string>("m:stopped") === "1";
-      this.rebuilding = kv.get("m:rebuilding") !== undefined;
-      this.snapshot = kv.get<SnapshotState>("m:snapshot") ?? null;
-      this.diverged = kv.get<{ lsn: number; detail: string }>("m:diverged") ?? null;
-    });
+  /** Builds the role on a node's storage; call inside blockConcurrencyWhile. */
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+    private readonly node: SqlNode,
+    private readonly store: NodeStore,
+  ) {
+    ctx.storage.transactionSync(() => ensureReplicaFlag(node.sql));
+    this.acks = new DeferredAcks(
+      (cluster) => nodeStub(env, cluster, this.masterId),
+      () => this.stopped,
+    );
+    this.log = new LogKeeper(ctx.storage, store);
+    const kv = ctx.storage.kv;
+    // The applied LSN is the log's: the newest record kept, or the truncation point.
+    this.appliedLsn = store.lastLsn();
+    this.identity = kv.get<string>("m:identity") ?? "";
+    this.stopped = kv.get<string>("m:stopped") === "1";
+    this.rebuilding = kv.get("m:rebuilding") !== undefined;
+    this.snapshot = kv.get<SnapshotState>("m:snapshot") ?? null;
+    this.diverged = kv.get<{ lsn: number; detail: string }>("m:diverged") ?? null;
   }
 
   /** Applies a batch (or a heartbeat: no records) and returns the ack. */
@@ -94,8 +91,12 @@ export class ReplicaDO extends DurableObject<Env> {
     if (request.holdMs !== undefined && request.holdMs > 0) {
       await sleep(Math.min(request.holdMs, MAX_HOLD_MS));
     }
-    this.ackDelays.drain();
+    this.acks.drain();
     if (this.stopped) return this.refusal(request);
+    if (request.from !== this.masterId) {
+      this.masterId = request.from;
+      this.acks.forgetMaster();
+    }
     if (this.identity === "") this.setMeta("identity", `${request.cluster}/${request.replicaId}`);
     if (this.rebuilding || this.diverged !== null) {
       // A heartbeat during a rebuild, or after diverging: answer it, apply
@@ -122,11 +123,17 @@ export class ReplicaDO extends DurableObject<Env> {
       this.startPulling(request);
     }
     // Acks the master has not taken may be lost: they go again.
-    if (request.ackedLsn < this.ackSentLsn) this.ackSentLsn = request.ackedLsn;
+    this.acks.masterHas(request.ackedLsn);
     const appliedLsn = this.appliedLsn;
     const ackDeferred = request.settings.ackDelayMs > 0 && !outcome.gap;
-    if (ackDeferred) this.deferAck(request, appliedLsn);
-    const due = this.takeReadyAck();
+    if (ackDeferred) this.acks.defer(request, appliedLsn);
+    const due = this.acks.take();
+    this.log.upkeep(
+      request.truncatedThrough,
+      appliedLsn,
+      request.settings.idempotencyRetentionMs,
+      request.commitPoint,
+    );
     return {
       appliedLsn,
       gap: outcome.gap,
@@ -138,56 +145,6 @@ export class ReplicaDO extends DurableObject<Env> {
       ...(due === undefined ? {} : { dueAck: due }),
       ...(this.diverged === null ? {} : { diverged: this.diverged }),
     };
-  }
-
-  /**
-   * debug_ack_delay_ms: the ack leaves `ackDelayMs` after the apply, as its own
-   * call to the master, so the relay's window is not held for the delay. Acks
-   * that fall due together go out as one (an ack covers every earlier LSN).
-   */
-  private deferAck(request: AppendRequest, appliedLsn: number): void {
-    this.ackDelays.add(request.settings.ackDelayMs, (held) => {
-      if (appliedLsn <= (this.readyAck?.appliedLsn ?? this.ackSentLsn)) return;
-      this.readyAck = {
-        cluster: request.cluster,
-        replicaId: request.replicaId,
-        appliedLsn,
-        echoSentAt: request.sentAt,
-        ackDelayedMs: held,
-      };
-      this.readyAckSince = performance.now();
-    });
-  }
-
-  /** Takes the ack that fell due, to piggyback it on a reply. */
-  private takeReadyAck(): AckRequest | undefined {
-    const ack = this.readyAck;
-    this.readyAck = null;
-    if (ack === null || ack.appliedLsn <= this.ackSentLsn) return undefined;
-    this.ackSentLsn = ack.appliedLsn;
-    // The effective delay runs until the ack leaves, not until it fell due.
-    return { ...ack, ackDelayedMs: ack.ackDelayedMs + (performance.now() - this.readyAckSince) };
-  }
-
-  /** No reply to ride on: the due ack goes out as its own call. */
-  private flushAck(): void {
-    if (this.stopped) return;
-    const ack = this.takeReadyAck();
-    if (ack === undefined) return;
-    const send = (retry: boolean): void => {
-      this.masterForAcks ??= this.masterStub(ack.cluster);
-      this.masterForAcks.ack(ack).catch((error: unknown) => {
-        this.masterForAcks = null;
-        if (retry) send(false);
-        else console.warn(`ack from ${ack.replicaId} lost; the next one covers it`, error);
-      });
-    };
-    send(true);
-  }
-
-  private masterStub(cluster: string): DurableObjectStub<MasterDO> {
-    const ns = this.env.MASTER as unknown as DurableObjectNamespace<MasterDO>;
-    return ns.get(ns.idFromName(masterObjectName(cluster)));
   }
 
   /** A stopped replica answers nothing useful; the relay treats this as a failed call. */
@@ -261,6 +218,7 @@ export class ReplicaDO extends DurableObject<Env> {
           break;
         }
         applier.apply(record);
+        this.log.keep(record);
         applied++;
         if (this.crashMidBatch && applied * 2 >= records.length) {
           this.ctx.abort(
@@ -269,7 +227,6 @@ export class ReplicaDO extends DurableObject<Env> {
         }
       }
       applier.finish();
-      if (applied > 0) storage.kv.put("m:applied_lsn", String(this.appliedLsn + applied));
     });
     this.appliedLsn += applied;
     return { gap, skipped, applied };
@@ -283,7 +240,7 @@ export class ReplicaDO extends DurableObject<Env> {
   private startPulling(request: AppendRequest): void {
     if (this.pulling) return;
     this.pulling = true;
-    const master = this.masterStub(request.cluster);
+    const master = nodeStub(this.env, request.cluster, request.from);
     const loop = async () => {
       try {
         for (;;) {
@@ -309,9 +266,9 @@ export class ReplicaDO extends DurableObject<Env> {
     this.ctx.waitUntil(loop());
   }
 
-  async query(request: QueryRequest, servedBy: string): Promise<ReplicaQueryOutcome> {
-    this.ackDelays.drain();
-    this.flushAck();
+  async replicaQuery(request: QueryRequest, servedBy: string): Promise<ReplicaQueryOutcome> {
+    this.acks.drain();
+    this.acks.flush();
     if (this.stopped) return { kind: "redirect", reason: "replica stopped" };
     if (this.identity === "") return { kind: "redirect", reason: "replica not initialised" };
     if (this.rebuilding) return { kind: "redirect", reason: "replica rebuilding from a snapshot" };
@@ -349,19 +306,33 @@ export class ReplicaDO extends DurableObject<Env> {
       this.rebuilding = true;
       this.strongReads.dropLease();
       kv.put("m:rebuilding", String(message.lsn));
+      // A new snapshot brings every saved result it holds: older ones here may
+      // belong to commits that are not in it (a tail another master discarded).
+      if (this.snapshot?.id !== message.id) this.store.clearResults();
     }
-    const step = snapshotStep(this.ctx.storage, this.node, this.snapshot, message);
+    if (message.phase === "results") {
+      if (this.snapshot?.id !== message.id)
+        throw new Error(`snapshot ${message.id} was not begun here`);
+      const now = Date.now();
+      this.ctx.storage.transactionSync(() => {
+        for (const result of message.results) this.store.saveResult(result, now);
+      });
+      return { appliedLsn: this.appliedLsn };
+    }
+    const step = snapshotStep(this.ctx.storage, this.node, this.snapshot, message, () => {
+      if (message.phase !== "end") return;
+      // The log restarts after the snapshot: its records are in the tables now.
+      this.store.restartLog(message.lsn, message.logEnd);
+      kv.delete("m:rebuilding");
+      kv.delete("m:diverged");
+    });
     this.snapshot = step.state;
     if (step.state === null) kv.delete("m:snapshot");
     else kv.put("m:snapshot", step.state);
     if (step.installedLsn !== undefined) {
-      this.ctx.storage.transactionSync(() => {
-        kv.delete("m:rebuilding");
-        kv.delete("m:diverged");
-        kv.put("m:applied_lsn", String(step.installedLsn));
-      });
       this.appliedLsn = step.installedLsn;
-      this.ackSentLsn = Math.min(this.ackSentLsn, step.installedLsn);
+      this.acks.rewound(step.installedLsn);
+      this.log.restarted(step.installedLsn);
       this.rebuilding = false;
       this.diverged = null;
     }
@@ -387,7 +358,7 @@ export class ReplicaDO extends DurableObject<Env> {
    * Fault hook: crash now, or partway through the next batch it applies (after
    * half its records, inside the batch's transaction, which is then lost).
    */
-  async crash(midBatch: boolean): Promise<void> {
+  async crashNode(midBatch: boolean): Promise<void> {
     if (midBatch) this.crashMidBatch = true;
     else setTimeout(() => this.ctx.abort("crashed through the fault route"), 0);
   }

@@ -5,7 +5,7 @@
  * ALARM_MIN_LEAD_MS ahead and only rewritten when it must move earlier by more
  * than that, because every setAlarm is a storage write.
  */
-import { Scheduler } from "../core/scheduler";
+import { Scheduler } from "../../core/scheduler";
 
 export const ALARM_MIN_LEAD_MS = 1_000;
 

@@ -7,7 +7,7 @@
  * still waiting under quorum rules switch to full's, since from now on every
  * coherent replica is granted leases again.
  */
-import type { SyncMode } from "../core/tunables";
+import type { SyncMode } from "../../core/tunables";
 import type { ReplicaSet } from "./replica-set";
 import type { Waiter } from "./waiter";
 

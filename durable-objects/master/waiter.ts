@@ -10,7 +10,7 @@ import {
   type Outcome,
   type PassResult,
   type WaitingCommit,
-} from "../core/ack-book";
+} from "../../core/ack-book";
 
 export type WaitPath = "handoff" | "inline" | "replay";
 

@@ -8,11 +8,13 @@ import type {
   AppendResponse,
   LogRecord,
   ReplicaSettings,
-} from "../core/protocol";
-import type { ReplicaDO } from "./replica";
+} from "../../core/protocol";
+import type { NodeStub } from "../node-rpc";
 
 export interface RelayHost {
   cluster: string;
+  /** The master's member id. */
+  self: string;
   now(): number;
   masterLsn(): number;
   term(): number;
@@ -34,13 +36,9 @@ export interface RelayHost {
   knownCommitPoint(): number;
   onAck(id: string, response: AppendResponse, rttMs: number, carriedRecords: boolean): void;
   onFailure(id: string, error: unknown): void;
-  newStub(id: string): DurableObjectStub<ReplicaDO>;
+  newStub(id: string): NodeStub;
   /** The one send point: `stub.append(request)`, through the test-only message faults. */
-  append(
-    id: string,
-    stub: DurableObjectStub<ReplicaDO>,
-    request: AppendRequest,
-  ): Promise<AppendResponse>;
+  append(id: string, stub: NodeStub, request: AppendRequest): Promise<AppendResponse>;
   /** Asks the master's scheduler to call `retryNow` at `at` (relay restarts are scheduled jobs). */
   scheduleRestart(id: string, at: number): void;
   /** Log records through this LSN are gone: a replica that needs them gets a snapshot. */

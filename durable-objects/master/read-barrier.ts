@@ -4,10 +4,10 @@
  * every message, and holds the master's own strong reads until the commit
  * point reaches the LSN they read at.
  */
-import { CommitPoint, commitPointBound } from "../core/commit-point";
-import { ApiError } from "../core/errors";
-import { ReadBarrier } from "../core/read-barrier";
-import { masterReadWaitMs } from "../core/replica-settings";
+import { CommitPoint, commitPointBound } from "../../core/commit-point";
+import { ApiError } from "../../core/errors";
+import { ReadBarrier } from "../../core/read-barrier";
+import { masterReadWaitMs } from "../../core/replica-settings";
 import type { ReplicaSet } from "./replica-set";
 
 export interface StrongReadStatus {

@@ -1,0 +1,177 @@
+/**
+ * The master's admin side: status, metrics, tunables (all or nothing, persisted,
+ * carried to replicas on the next message), verify, and membership (a replica
+ * added starts incoherent and is bootstrapped from a snapshot; one removed
+ * leaves the wait sets like any incoherent one).
+ */
+import { ApiError, fail, ok, type Result } from "../../core/errors";
+import { FIRST_MASTER } from "../../core/members";
+import { replicaId } from "../../core/protocol";
+import type { ClusterStatus } from "../../core/status";
+import {
+  applyPatch,
+  describeTunables,
+  type TunableDescription,
+  type TunableName,
+} from "../../core/tunables";
+import { compareChecksums, type VerifyReport } from "../../core/verify";
+import { nodeChecksums } from "../sqlite/checksums";
+import type { MasterCore } from "./core";
+import { Relay } from "./relay";
+import { replicaStatuses } from "./replica-status";
+import { emptyProgress } from "./snapshot-stream";
+
+export class MasterAdmin {
+  constructor(private readonly core: MasterCore) {}
+
+  async status(cluster: string): Promise<ClusterStatus> {
+    this.core.ensureCluster(cluster);
+    const now = Date.now();
+    const replicas = replicaStatuses(this.core.replicas, now).map((status) => ({
+      ...status,
+      snapshot: this.core.snapshotProgress.get(status.id) ?? emptyProgress(),
+    }));
+    const truncatedOffset = Number(this.core.store.getMeta("truncated_offset") ?? 0);
+    const log = {
+      rows: this.core.lsn - this.core.truncatedThrough,
+      bytes: this.core.logEnd - truncatedOffset,
+    };
+    return {
+      cluster: this.core.cluster,
+      master: {
+        lsn: this.core.lsn,
+        id: FIRST_MASTER,
+        term: this.core.term,
+        epoch: this.core.epoch,
+        writersBusy: this.core.writers.busy,
+        writersQueued: this.core.writers.queued,
+        waiter: {
+          outstanding: this.core.waiter.outstanding,
+          handedOffNow: this.core.waiter.handedOffNow,
+          peakOutstanding: this.core.waiter.peak,
+          passes: this.core.waiter.passes,
+          checked: this.core.waiter.checked,
+          answered: this.core.waiter.answered,
+          comparisons: this.core.waiter.comparisons,
+          skippedEarlyStop: this.core.waiter.skippedEarlyStop,
+          noWait: this.core.counters.noWait,
+          handedOff: this.core.counters.handedOff,
+          inlineWaits: { ...this.core.counters.inlineWaits },
+        },
+        commits: this.core.counters.commits,
+        replayed: this.core.counters.replayed,
+        logRows: log.rows,
+        logBytes: log.bytes,
+        truncatedThrough: this.core.truncatedThrough,
+        ...this.core.strongReads.status(),
+      },
+      replicas,
+      faults: { messages: this.core.faults.current, injected: { ...this.core.faults.injected } },
+    };
+  }
+
+  async metricsText(cluster: string): Promise<string> {
+    this.core.ensureCluster(cluster);
+    return this.core.metrics.render();
+  }
+
+  async getTunables(cluster: string): Promise<Record<TunableName, TunableDescription>> {
+    this.core.ensureCluster(cluster);
+    return describeTunables(this.core.tunables);
+  }
+
+  async patchTunables(
+    cluster: string,
+    patch: unknown,
+  ): Promise<Result<Record<TunableName, TunableDescription>>> {
+    try {
+      this.core.ensureCluster(cluster);
+      const { next, changed } = applyPatch(this.core.tunables, patch);
+      const values: Record<string, unknown> = {};
+      for (const name of changed) values[name] = next[name];
+      const from = this.core.tunables.sync_mode;
+      await this.core.modeSwitch.before(from, next.sync_mode);
+      this.core.ctx.storage.transactionSync(() => this.core.store.saveTunables(values));
+      this.core.tunables = next;
+      this.core.writers.setLimit(next.writer_concurrency);
+      this.core.modeSwitch.after(from, next.sync_mode);
+      // Periodic jobs take a changed period from now, not after the old one runs out.
+      const now = Date.now();
+      if (changed.includes("heartbeat_ms"))
+        this.core.jobs.at("heartbeat", now + this.core.heartbeatEvery());
+      if (changed.includes("idempotency_retention_ms")) {
+        this.core.jobs.at("prune", now + this.core.pruneEvery());
+      }
+      // Replicas read their settings from every message: a heartbeat carries the change now.
+      for (const entry of this.core.replicas.all()) entry.relay.heartbeatIfDue();
+      return ok(describeTunables(next));
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+  }
+
+  async verify(cluster: string): Promise<VerifyReport> {
+    this.core.ensureCluster(cluster);
+    const lsn = this.core.lsn;
+    const mine = nodeChecksums(this.core.node, "master", lsn);
+    const others = await Promise.all(
+      this.core.replicas.ids().map(async (id) => {
+        try {
+          return await this.core.replicaStub(id).checksums(id, lsn, 10_000);
+        } catch (error) {
+          return { node: id, error: error instanceof Error ? error.message : String(error) };
+        }
+      }),
+    );
+    return compareChecksums(mine, others);
+  }
+
+  /**
+   * Adds a replica to the sanctioned set (ids are never reused). It starts
+   * incoherent and is bootstrapped from a snapshot, then rejoins once caught up.
+   */
+  async addReplica(cluster: string): Promise<{ id: string; replicas: string[] }> {
+    this.core.ensureCluster(cluster);
+    const next = Number(this.core.store.getMeta("next_replica") ?? "1");
+    const id = replicaId(next);
+    this.core.ctx.storage.transactionSync(() => {
+      this.core.store.saveReplicaState(id, "incoherent", "new");
+      this.core.store.setMeta("next_replica", String(next + 1));
+    });
+    this.core.replicas.add(id, "incoherent", "new", new Relay(id, this.core.relayHost), 0);
+    if (this.core.lsn > 0) this.core.requestSnapshot(id);
+    else this.core.replicas.get(id)?.relay.pump();
+    return { id, replicas: this.core.replicas.ids() };
+  }
+
+  /**
+   * Removes a replica from the sanctioned set at once. Commits already waiting
+   * keep the wait set they started with; the removed replica leaves it like any
+   * incoherent one, once the lease it may hold has expired.
+   */
+  async removeReplica(
+    cluster: string,
+    id: string,
+  ): Promise<Result<{ id: string; replicas: string[] }>> {
+    try {
+      this.core.ensureCluster(cluster);
+      const entry = this.core.replicas.get(id);
+      if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+      this.core.replicas.markIncoherent(entry, "removed");
+      this.core.replicas.remove(id);
+      entry.relay.retire();
+      this.core.store.deleteReplica(id);
+      this.core.waiter.requestPass();
+      return ok({ id, replicas: this.core.replicas.ids() });
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
+  }
+
+  replicaIds(cluster: string): string[] {
+    this.core.ensureCluster(cluster);
+    return this.core.replicas.ids();
+  }
+}

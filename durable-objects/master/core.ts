@@ -1,0 +1,317 @@
+/**
+ * The master role's state and wiring: the log position, the replica set with a
+ * relay per replica, the waiter, the read barrier and the timed jobs, tied to
+ * one node's storage. The role's entry points (writes, admin, faults, jobs)
+ * are in modules of their own and work on this; the rules they apply live in
+ * core/ (ack book, commit policy, tunables).
+ */
+import type { Outcome } from "../../core/ack-book";
+import { FIRST_MASTER } from "../../core/members";
+import type { MessageFaultConfig } from "../../core/message-faults";
+import type { LogRecord } from "../../core/protocol";
+import { replicaId } from "../../core/protocol";
+import { replicaSettings } from "../../core/replica-settings";
+import { Semaphore } from "../../core/semaphore";
+import { defaultTunables, type Tunables } from "../../core/tunables";
+import { type NodeStub, nodeStub } from "../node-rpc";
+import type { NodeStore } from "../node-store";
+import type { SqlNode } from "../sqlite/schema";
+import { LogTail } from "./commit";
+import { MessageFaults } from "./fault-link";
+import { MasterMetrics } from "./metrics";
+import { MasterReadBarrier } from "./read-barrier";
+import { Relay, type RelayHost } from "./relay";
+import { ReplicaSet } from "./replica-set";
+import { SnapshotSource } from "./snapshot-source";
+import { emptyProgress, type SnapshotProgress, streamSnapshot } from "./snapshot-stream";
+import { SyncModeSwitch } from "./sync-mode-switch";
+import { TimedJobs } from "./timed-jobs";
+import { Waiter, type WaitPath } from "./waiter";
+
+const TAIL_CACHE_RECORDS = 4096;
+const PRUNE_EVERY_MS = 60_000;
+export const SLOW_CHECK_EVERY_MS = 1_000;
+export const TRUNCATE_EVERY_MS = 1_000;
+
+export type JobRunner = (core: MasterCore, job: string, now: number) => void;
+
+export class MasterCore {
+  cluster = "";
+  lsn = 0;
+  /** Byte position of the end of the log (sum of record sizes ever appended). */
+  logEnd = 0;
+  /** Log records through this LSN have been truncated. */
+  truncatedThrough = 0;
+  /** The cluster's term: which master's reign this is (changes only with the directory). */
+  term = 1;
+  /** Incarnations of this master since its storage was created (a restart adds one). */
+  epoch = 0;
+  tunables: Tunables = defaultTunables();
+  /** Highest LSN answered as acked: a replica must reach it before it is coherent again. */
+  answeredHighLsn = 0;
+  readonly snapshots: SnapshotSource;
+  /** Each replica's snapshot streams: the current one and failures since the master started. */
+  readonly snapshotProgress = new Map<string, SnapshotProgress>();
+  readonly writers = new Semaphore(8);
+  readonly replicas: ReplicaSet;
+  readonly tail = new LogTail(
+    () => TAIL_CACHE_RECORDS,
+    () => this.tunables.log_tail_bytes,
+  );
+  readonly jobs: TimedJobs;
+  readonly modeSwitch: SyncModeSwitch;
+  readonly counters = {
+    commits: 0,
+    replayed: 0,
+    handedOff: 0,
+    noWait: 0,
+    inlineWaits: { off: 0, queueFull: 0, notPlain: 0 },
+  };
+  readonly waiter: Waiter;
+  readonly strongReads: MasterReadBarrier;
+  /** Test-only relay message faults (debug_fault_injection), and fault counts. */
+  readonly faults = new MessageFaults(
+    () => this.tunables.debug_fault_injection,
+    () => this.epoch,
+  );
+  readonly metrics: MasterMetrics;
+
+  constructor(
+    readonly ctx: DurableObjectState,
+    readonly env: Env,
+    readonly node: SqlNode,
+    readonly store: NodeStore,
+    runJob: JobRunner,
+  ) {
+    this.snapshots = new SnapshotSource(
+      ctx.storage,
+      node,
+      () => this.lsn,
+      () => this.logEnd,
+    );
+    this.jobs = new TimedJobs(
+      (at) => void ctx.storage.setAlarm(at),
+      (job, now) => runJob(this, job, now),
+    );
+    this.replicas = new ReplicaSet({
+      tunables: () => this.tunables,
+      masterLsn: () => this.lsn,
+      logEnd: () => this.logEnd,
+      endOffsetAt: (lsn) => this.store.endOffsetAt(lsn),
+      rejoinThreshold: () => this.coherencyThreshold(),
+      leasesAllowed: () => this.modeSwitch.leasesAllowed(this.tunables.sync_mode),
+      // A restarted master may have answered anything in its log (answeredHighLsn).
+      leaseFloor: () => Math.max(this.strongReads.commitPoint, this.answeredHighLsn),
+      leaseStore: this.store,
+      joinWaits: (id, acked) => this.waiter.joinWaits(id, acked),
+      saveState: (id, state, reason) => this.store.saveReplicaState(id, state, reason),
+      marked: (id, reason) => {
+        this.metrics.incoherentMarks.inc({ cluster: this.cluster, replica: id, reason });
+      },
+      requestPass: () => this.waiter.requestPass(),
+    });
+    this.strongReads = new MasterReadBarrier(this.replicas);
+    this.metrics = new MasterMetrics(() => this.cluster, {
+      outstanding: () => this.waiter.outstanding,
+      writersBusy: () => this.writers.busy,
+      lsn: () => this.lsn,
+      replicas: () =>
+        this.replicas.all().map((entry) => ({
+          id: entry.id,
+          lagMs: this.replicas.lagMs(entry, Date.now()),
+          ackedLsn: entry.relay.ackedLsn,
+          coherent: entry.state === "coherent",
+        })),
+    });
+    this.waiter = new Waiter(this.replicas.view, {
+      now: () => Date.now(),
+      durableLsns: () => this.tunables.durable_lsns,
+      markIncoherent: (ids) => {
+        for (const id of ids) {
+          const entry = this.replicas.get(id);
+          if (entry !== undefined) this.replicas.markIncoherent(entry, "ack-timeout");
+        }
+      },
+      wakeAt: (at) => (at === null ? this.jobs.cancel("waiter") : this.jobs.at("waiter", at)),
+      answered: (lsn, outcome, path, waitedMs) => {
+        if (outcome === "acked" && lsn > this.answeredHighLsn) this.answeredHighLsn = lsn;
+        this.metrics.commitLatency.observe({ cluster: this.cluster, outcome, path }, waitedMs);
+      },
+      passed: (result) => {
+        this.metrics.passes.inc({ cluster: this.cluster });
+        this.metrics.passComparisons.inc({ cluster: this.cluster }, result.comparisons);
+        this.metrics.skippedEarlyStop.inc({ cluster: this.cluster }, result.skippedEarlyStop);
+      },
+    });
+    this.modeSwitch = new SyncModeSwitch(this.replicas, this.waiter, () => this.answeredHighLsn);
+  }
+
+  /** Loads what a master keeps in its storage; called once, inside blockConcurrencyWhile. */
+  load(): void {
+    const store = this.store;
+    this.tunables = store.loadTunables();
+    const faults = store.getMeta("message_faults");
+    if (faults !== null) this.faults.configure(JSON.parse(faults) as MessageFaultConfig);
+    this.writers.setLimit(this.tunables.writer_concurrency);
+    this.lsn = store.lastLsn();
+    this.truncatedThrough = Number(store.getMeta("truncated_through") ?? 0);
+    this.snapshots.dropLeftovers();
+    this.logEnd = store.endOffsetAt(this.lsn) || Number(store.getMeta("truncated_offset") ?? 0);
+    // A previous incarnation may have answered anything in the log: a replica must
+    // reach all of it before it may serve strong reads again.
+    this.answeredHighLsn = this.lsn;
+    this.term = Number(store.getMeta("term") ?? 1);
+    this.epoch = Number(store.getMeta("epoch") ?? 0) + 1;
+    store.setMeta("epoch", String(this.epoch));
+    const cluster = store.getMeta("cluster");
+    if (cluster !== null) this.startCluster(cluster);
+  }
+
+  ensureCluster(cluster: string): void {
+    if (this.cluster === cluster) return;
+    if (this.cluster !== "") throw new Error(`master of ${this.cluster} asked for ${cluster}`);
+    this.store.setMeta("cluster", cluster);
+    this.startCluster(cluster);
+  }
+
+  private startCluster(cluster: string): void {
+    this.cluster = cluster;
+    this.relayHost.cluster = cluster;
+    const now = Date.now();
+    // The sanctioned replicas are the `s:` rows; a new cluster gets the default topology.
+    let saved = this.store.loadReplicaStates();
+    if (saved.size === 0 && this.store.getMeta("next_replica") === null) {
+      const count = Math.max(0, Number.parseInt(this.env.DEFAULT_REPLICAS, 10) || 0);
+      this.ctx.storage.transactionSync(() => {
+        for (let i = 1; i <= count; i++) {
+          // A new replica of a new cluster has applied nothing and nothing was committed.
+          const state = this.lsn === 0 ? "coherent" : "incoherent";
+          this.store.saveReplicaState(replicaId(i), state, state === "coherent" ? null : "new");
+        }
+        this.store.setMeta("next_replica", String(count + 1));
+      });
+      saved = this.store.loadReplicaStates();
+    }
+    const inherited = this.replicas.inheritedLeaseUntil(now);
+    for (const [id, entry] of saved) {
+      this.replicas.add(id, entry.state, entry.reason, new Relay(id, this.relayHost), inherited);
+    }
+    this.replicas.restoreRemoved(now);
+    for (const entry of this.replicas.all()) entry.relay.pump();
+    this.jobs.at("heartbeat", now + this.heartbeatEvery());
+    this.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
+    this.jobs.at("prune", now + this.pruneEvery());
+    this.jobs.at("truncate", now + TRUNCATE_EVERY_MS);
+  }
+
+  /** What relays may ask of the master. */
+  readonly relayHost: RelayHost = {
+    cluster: "",
+    self: FIRST_MASTER,
+    now: () => Date.now(),
+    masterLsn: () => this.lsn,
+    term: () => this.term,
+    window: () => this.tunables.relay_window,
+    callsInFlight: () => this.tunables.relay_calls_in_flight,
+    batchMaxRecords: () => this.tunables.relay_batch_max_records,
+    batchMaxBytes: () => this.tunables.relay_batch_max_bytes,
+    heartbeatMs: () => this.tunables.heartbeat_ms,
+    settings: () => replicaSettings(this.tunables),
+    readLog: (fromLsn, maxRecords, maxBytes) => this.readLog(fromLsn, maxRecords, maxBytes),
+    grantLease: (id, throughLsn) => this.replicas.grantLease(id, throughLsn),
+    commitPoint: () => this.strongReads.current(),
+    knownCommitPoint: () => this.strongReads.commitPoint,
+    onAck: (id, response, rttMs, carried) => {
+      if (carried) this.metrics.ackLatency.observe({ cluster: this.cluster, replica: id }, rttMs);
+      this.replicas.onAck(id, rttMs, carried, response.ackDelayedMs);
+    },
+    onFailure: (id) => this.replicas.onFailure(id, Date.now()),
+    newStub: (id) => this.replicaStub(id),
+    append: (id, stub, request) => this.faults.append(id, stub, request),
+    scheduleRestart: (id, at) => this.jobs.at(`relay-restart:${id}`, at),
+    truncatedThrough: () => this.truncatedThrough,
+    requestSnapshot: (id) => this.requestSnapshot(id),
+    diverged: (id, at) => {
+      const entry = this.replicas.get(id);
+      if (entry === undefined) return;
+      console.warn(`${this.cluster}/${id} diverged at LSN ${at.lsn}: ${at.detail}`);
+      this.metrics.divergences.inc({ cluster: this.cluster, replica: id });
+      this.replicas.markIncoherent(entry, "diverged");
+      this.requestSnapshot(id);
+    },
+  };
+
+  readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
+    const held = this.tail.read(fromLsn, maxRecords, maxBytes);
+    if (held.length > 0) return held;
+    return this.store.readLog(fromLsn, maxRecords, maxBytes);
+  }
+
+  replicaStub(id: string): NodeStub {
+    return nodeStub(this.env, this.cluster, id);
+  }
+
+  /**
+   * A replica may rejoin the wait sets once it has applied every answered
+   * commit and everything before the oldest commit still waiting: it then
+   * joins the wait set of every waiting commit it has not acked.
+   */
+  coherencyThreshold(): number {
+    const oldest = this.waiter.oldestLsn();
+    return Math.max(this.answeredHighLsn, oldest === null ? this.lsn : oldest - 1);
+  }
+
+  /** Snapshots the wait set and sanctioned set now, and holds the commit in the waiter. */
+  waitFor(lsn: number, path: WaitPath, bytes = 0): Promise<Outcome> {
+    const now = Date.now();
+    const waitSet = this.replicas.waitSetIds(now);
+    const quorum =
+      this.tunables.sync_mode === "quorum"
+        ? Math.min(this.tunables.sync_quorum, waitSet.size)
+        : undefined;
+    return this.waiter.wait({
+      lsn,
+      waitSet,
+      sanctioned: this.replicas.ids(),
+      deadline: now + this.tunables.rep_timeout_ms,
+      giveUpAt: now + this.tunables.commit_timeout_ms,
+      ...(quorum === undefined ? {} : { quorum }),
+      path,
+      bytes,
+    });
+  }
+
+  /** A replica needs records that are truncated, or diverged: rebuild it from a snapshot. */
+  requestSnapshot(id: string): void {
+    const entry = this.replicas.get(id);
+    if (entry === undefined || entry.relay.snapshotting) return;
+    this.replicas.markIncoherent(entry, "rebuild");
+    entry.relay.startSnapshot();
+    this.ctx.waitUntil(this.streamSnapshot(id));
+  }
+
+  private async streamSnapshot(id: string): Promise<void> {
+    const entry = this.replicas.get(id);
+    if (entry === undefined) return;
+    let progress = this.snapshotProgress.get(id);
+    if (progress === undefined) {
+      progress = emptyProgress();
+      this.snapshotProgress.set(id, progress);
+    }
+    const failures = progress.failures;
+    await streamSnapshot(this.snapshots, entry.relay, progress, this.store, () => {
+      this.replicas.onAck(id, 0, false, 0);
+    });
+    if (progress.failures > failures) {
+      this.metrics.snapshotFailures.inc({ cluster: this.cluster, replica: id });
+    }
+  }
+
+  heartbeatEvery(): number {
+    return Math.max(5, Math.floor(this.tunables.heartbeat_ms / 2));
+  }
+
+  pruneEvery(): number {
+    return Math.min(PRUNE_EVERY_MS, this.tunables.idempotency_retention_ms);
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The master role of a node: runs each write transaction atomically with its
+ * log append and its saved result, assigns LSNs, ships the log through one
+ * relay per replica, and answers a commit only when every replica of its wait
+ * set has acked it (full sync). Its parts: the state and wiring (core.ts), the
+ * write path (writes.ts), the admin side (admin.ts), the fault routes
+ * (faults.ts) and the timed jobs (jobs.ts).
+ */
+import type { NodeStore } from "../node-store";
+import type { SqlNode } from "../sqlite/schema";
+import { MasterAdmin } from "./admin";
+import { MasterCore } from "./core";
+import { MasterFaults } from "./faults";
+import { runJob } from "./jobs";
+import { MasterWrites } from "./writes";
+
+export class MasterRole {
+  readonly kind = "master";
+  readonly core: MasterCore;
+  readonly writes: MasterWrites;
+  readonly admin: MasterAdmin;
+  readonly faults: MasterFaults;
+
+  /** Builds the role on a node's storage; call inside blockConcurrencyWhile. */
+  constructor(ctx: DurableObjectState, env: Env, node: SqlNode, store: NodeStore) {
+    this.core = new MasterCore(ctx, env, node, store, runJob);
+    this.writes = new MasterWrites(this.core);
+    this.admin = new MasterAdmin(this.core);
+    this.faults = new MasterFaults(this.core);
+    this.core.load();
+  }
+
+  /** The node's alarm: the durable backstop of the timed jobs. */
+  alarm(): void {
+    this.core.jobs.onAlarm();
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The calls nodes make on each other, as interfaces: the master role's relays
+ * call a replica's side, a replica calls the master's side. Typed here rather
+ * than through the node class, so the roles never import the class that hosts
+ * them (no import cycle), and each side sees only what it may call.
+ */
+import type {
+  AckRequest,
+  AppendRequest,
+  AppendResponse,
+  NodeChecksums,
+  PullRequest,
+  PullResponse,
+  SnapshotMessage,
+  SnapshotReply,
+} from "../core/protocol";
+
+/** What the master calls on a replica. */
+export interface ReplicaSide {
+  append(request: AppendRequest): Promise<AppendResponse>;
+  installSnapshot(message: SnapshotMessage): Promise<SnapshotReply>;
+  checksums(node: string, atLsn: number, waitMs: number): Promise<NodeChecksums>;
+  setStopped(stopped: boolean): Promise<void>;
+  crashNode(midBatch: boolean): Promise<void>;
+  tamper(sql: string): Promise<void>;
+  setFaultDelay(ms: number): Promise<void>;
+}
+
+/** What a replica calls on the master. */
+export interface MasterSide {
+  ack(request: AckRequest): Promise<void>;
+  pullLog(request: PullRequest): Promise<PullResponse>;
+}
+
+export interface NodeRpc extends Rpc.DurableObjectBranded, ReplicaSide, MasterSide {}
+
+export type NodeStub = DurableObjectStub<NodeRpc>;
+
+/** The Durable Object name of a cluster's member: one object per member, whatever its role. */
+export function nodeObjectName(cluster: string, member: string): string {
+  return `${cluster}:${member}`;
+}
+
+export function nodeStub(env: Env, cluster: string, member: string): NodeStub {
+  const ns = env.NODE as unknown as DurableObjectNamespace<NodeRpc>;
+  return ns.get(ns.idFromName(nodeObjectName(cluster, member)));
+}

@@ -1,0 +1,89 @@
+/**
+ * debug_ack_delay_ms on a replica: an ack leaves `ackDelayMs` after the apply.
+ * Acks that fall due ride on the next reply to the master; the master's relay
+ * sends a message when an ack falls due, so the queue's timer fires
+ * OWN_ACK_GRACE_MS late, and only a replica that heard nothing since sends the
+ * ack as its own call. Acks that fall due together go out as one (an ack
+ * covers every earlier LSN).
+ */
+import { DueQueue } from "../../core/due-queue";
+import type { AckRequest, AppendRequest } from "../../core/protocol";
+import type { NodeStub } from "../node-rpc";
+
+/** How long a due ack waits for a message to ride on before it goes out as its own call. */
+const OWN_ACK_GRACE_MS = 20;
+
+export class DeferredAcks {
+  private readonly delays = new DueQueue(undefined, () => this.flush(), OWN_ACK_GRACE_MS);
+  /** The ack waiting to go out (and since when), and the highest LSN acked this way. */
+  private ready: AckRequest | null = null;
+  private readySince = 0;
+  private sentLsn = 0;
+  private master: NodeStub | null = null;
+
+  constructor(
+    /** The stub of the master that sent the latest message. */
+    private readonly masterStub: (cluster: string) => NodeStub,
+    private readonly silenced: () => boolean,
+  ) {}
+
+  /** Runs what fell due (a timer set by a call that has ended may not have fired). */
+  drain(): void {
+    this.delays.drain();
+  }
+
+  /** The master took acks only through `ackedLsn`: later ones may be lost, so they go again. */
+  masterHas(ackedLsn: number): void {
+    if (ackedLsn < this.sentLsn) this.sentLsn = ackedLsn;
+  }
+
+  /** The replica's applied LSN went back to `lsn` (a snapshot installed). */
+  rewound(lsn: number): void {
+    this.sentLsn = Math.min(this.sentLsn, lsn);
+  }
+
+  defer(request: AppendRequest, appliedLsn: number): void {
+    this.delays.add(request.settings.ackDelayMs, (held) => {
+      if (appliedLsn <= (this.ready?.appliedLsn ?? this.sentLsn)) return;
+      this.ready = {
+        cluster: request.cluster,
+        replicaId: request.replicaId,
+        appliedLsn,
+        echoSentAt: request.sentAt,
+        ackDelayedMs: held,
+      };
+      this.readySince = performance.now();
+    });
+  }
+
+  /** Takes the ack that fell due, to piggyback it on a reply. */
+  take(): AckRequest | undefined {
+    const ack = this.ready;
+    this.ready = null;
+    if (ack === null || ack.appliedLsn <= this.sentLsn) return undefined;
+    this.sentLsn = ack.appliedLsn;
+    // The effective delay runs until the ack leaves, not until it fell due.
+    return { ...ack, ackDelayedMs: ack.ackDelayedMs + (performance.now() - this.readySince) };
+  }
+
+  /** No reply to ride on: the due ack goes out as its own call. */
+  flush(): void {
+    if (this.silenced()) return;
+    const ack = this.take();
+    if (ack === undefined) return;
+    const send = (retry: boolean): void => {
+      this.master ??= this.masterStub(ack.cluster);
+      this.master.ack(ack).catch((error: unknown) => {
+        this.master = null;
+        if (retry) send(false);
+        else console.warn(`ack from ${ack.replicaId} lost; the next one covers it`, error);
+      });
+    };
+    send(true);
+  }
+
+  /** A new master: acks go to it from now on. */
+  forgetMaster(): void {
+    this.master = null;
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Every node keeps what a master needs: the log (same LSNs, terms, times,
+ * byte positions and entries as the master's) and the saved results of keyed
+ * commits, so a promoted replica can answer a retry of a commit the old master
+ * made. Read straight from each node's storage, not through the front door.
+ */
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { FIRST_MASTER } from "../core/members";
+import type { LogRecord, SavedResult } from "../core/protocol";
+import { nodeObjectName } from "../durable-objects/node-rpc";
+import { NodeStore } from "../durable-objects/node-store";
+import { exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
+import { addReplica, converged } from "./node-images";
+
+const REPLICAS = ["replica-1", "replica-2", "replica-3", "replica-4"];
+
+interface Kept {
+  log: LogRecord[];
+  lastLsn: number;
+  truncatedThrough: number;
+  results: (SavedResult | null)[];
+}
+
+async function kept(c: string, member: string, keys: string[]): Promise<Kept> {
+  const stub = env.NODE.get(env.NODE.idFromName(nodeObjectName(c, member)));
+  return runInDurableObject(stub, (_, state) => {
+    const store = new NodeStore(state.storage.kv);
+    return {
+      log: store.readLog(1, 100_000, 100_000_000),
+      lastLsn: store.lastLsn(),
+      truncatedThrough: store.truncatedThrough(),
+      results: keys.map((key) => store.findResult(key)),
+    };
+  });
+}
+
+async function writeSome(c: string, from: number, count: number): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = from; i < from + count; i++) {
+    const key = i % 3 === 0 ? undefined : `${c}-k${i}`;
+    const res = await exec(
+      c,
+      [
+        { sql: "INSERT INTO t (v, big) VALUES (?, ?)", params: [`v${i}`, "9007199254740993"] },
+        { sql: "UPDATE t SET n = n + 1 WHERE id % 2 = 0" },
+      ],
+      key,
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    if (key !== undefined) keys.push(key);
+  }
+  return keys;
+}
+
+describe("every node keeps the log and the saved results, 4 replicas", () => {
+  it("each replica holds the master's records and saved results, exactly", async () => {
+    const c = freshCluster("keeps");
+    const ddl = await exec(c, [
+      { sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, big INTEGER, n INTEGER DEFAULT 0)" },
+    ]);
+    expect(ddl.status).toBe(200);
+    const keys = await writeSome(c, 1, 30);
+    await converged(c);
+    const master = await kept(c, FIRST_MASTER, keys);
+    expect(master.log.length).toBe(31);
+    expect(master.results.every((r) => r !== null)).toBe(true);
+    // The master's saved result is what the client was answered, and it rides in its record.
+    const keyed = master.log.filter((r) => r.result !== undefined);
+    expect(keyed.map((r) => r.result?.key).sort()).toEqual([...keys].sort());
+    for (const id of REPLICAS) {
+      const replica = await kept(c, id, keys);
+      expect(replica.lastLsn, id).toBe(master.lastLsn);
+      expect(replica.log, `${id}'s log`).toEqual(master.log);
+      expect(replica.results, `${id}'s saved results`).toEqual(master.results);
+    }
+  });
+
+  it("a replica's log follows the master's truncation point and keeps its newest record", async () => {
+    const c = freshCluster("keeps-trunc");
+    expect(
+      (
+        await exec(c, [
+          {
+            sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, big INTEGER, n INTEGER DEFAULT 0)",
+          },
+        ])
+      ).status,
+    ).toBe(200);
+    expect((await patchTunables(c, { log_retain_records: 5 })).status).toBe(200);
+    await writeSome(c, 1, 40);
+    await converged(c);
+    await waitUntil("the master truncated its log", async () => {
+      return (
+        ((await status(c)).body.master as unknown as { truncatedThrough: number })
+          .truncatedThrough >= 30
+      );
+    });
+    // A heartbeat carries the master's truncation point to every replica.
+    const master = await kept(c, FIRST_MASTER, []);
+    await waitUntil("every replica truncated as far", async () => {
+      for (const id of REPLICAS) {
+        if ((await kept(c, id, [])).truncatedThrough < master.truncatedThrough) return false;
+      }
+      return true;
+    });
+    for (const id of REPLICAS) {
+      const replica = await kept(c, id, []);
+      expect(replica.lastLsn, id).toBe(master.lastLsn);
+      expect(replica.log.length, id).toBeGreaterThanOrEqual(1);
+      expect(replica.log, id).toEqual(master.log.filter((r) => r.lsn > replica.truncatedThrough));
+    }
+  });
+
+  it("a replica built from a snapshot starts its log at the snapshot's LSN and byte position, with its saved results", async () => {
+    const c = freshCluster("keeps-snap");
+    expect(
+      (
+        await exec(c, [
+          {
+            sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, big INTEGER, n INTEGER DEFAULT 0)",
+          },
+        ])
+      ).status,
+    ).toBe(200);
+    const before = await writeSome(c, 1, 12);
+    const added = await addReplica(c);
+    await converged(c);
+    const keys = [...before, ...(await writeSome(c, 100, 6))];
+    await converged(c);
+    const master = await kept(c, FIRST_MASTER, keys);
+    const replica = await kept(c, added, keys);
+    expect(replica.truncatedThrough).toBeGreaterThanOrEqual(13);
+    expect(replica.log).toEqual(master.log.filter((r) => r.lsn > replica.truncatedThrough));
+    // The snapshot brought the saved results of the commits it holds, records the later ones.
+    expect(replica.results).toEqual(master.results);
+    // Byte positions continue the master's, so lag in bytes means the same on every node.
+    expect(replica.log.at(-1)?.end).toBe(master.log.at(-1)?.end);
+  });
+});
