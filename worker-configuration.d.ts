@@ -6,6 +6,7 @@ interface __BaseEnv_Env {
 	ADMIN_TOKEN: string;
 	DATA_TOKEN: string;
 	NODE: DurableObjectNamespace /* ClusterNode */;
+	DIRECTORY: DurableObjectNamespace /* ClusterDirectory */;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {

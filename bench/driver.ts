@@ -9,7 +9,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Result } from "../core/errors";
 import { type ExecResponse, isMasterCrash } from "../core/protocol";
-import { masterStub } from "../workers/cluster";
+import { FIRST_MASTER } from "../core/members";
+import { masterRecord, memberStub } from "../workers/cluster";
 import { CostProbe } from "./cost-probe";
 import type { CostRequest } from "./cost-types";
 import { ReadLoad } from "./read-load";
@@ -67,8 +68,15 @@ async function sha256Hex(text: string): Promise<string> {
 export class BenchDriver extends DurableObject<Env> {
   private stopRequested = false;
 
+  /** Which member each cluster's master is, asked of the directory when a run begins. */
+  private readonly masters = new Map<string, string>();
+
+  private async locate(cluster: string): Promise<void> {
+    this.masters.set(cluster, (await masterRecord(this.env, cluster, true)).master);
+  }
+
   private master(cluster: string) {
-    return masterStub(this.env, cluster);
+    return memberStub(this.env, cluster, this.masters.get(cluster) ?? FIRST_MASTER);
   }
 
   /** One DDL statement per table, 500 to a transaction, so set-up does not eat the run. */
@@ -77,6 +85,7 @@ export class BenchDriver extends DurableObject<Env> {
     tables: string[],
     statement: (table: string) => string,
   ): Promise<void> {
+    await this.locate(cluster);
     for (let i = 0; i < tables.length; i += 500) {
       const done = (await this.master(cluster).exec({
         cluster,
@@ -97,6 +106,7 @@ export class BenchDriver extends DurableObject<Env> {
    * acknowledged insert is kept.
    */
   async crashRun(request: CrashRunRequest): Promise<CrashRunResult> {
+    await this.locate(request.cluster);
     const tables = Array.from({ length: request.clients }, (_, i) => `k_${request.tag}_${i}`);
     await this.forEachTable(request.cluster, tables, createTable);
     const result: CrashRunResult = {
@@ -233,6 +243,7 @@ export class BenchDriver extends DurableObject<Env> {
 
   /** `onAcked` (in-process callers only) hears the LSN of every acknowledged insert. */
   async run(request: RunRequest, onAcked?: (lsn: number) => void): Promise<RunResult> {
+    await this.locate(request.cluster);
     this.stopRequested = false;
     const tables = Array.from({ length: request.clients }, (_, i) => `b_${request.tag}_${i}`);
     await this.forEachTable(request.cluster, tables, createTable);

@@ -14,7 +14,7 @@ import type {
   QueryResponse,
   ReplicaQueryOutcome,
 } from "../core/protocol";
-import { masterStub, memberStub } from "../workers/cluster";
+import { masterRecord, memberStub } from "../workers/cluster";
 import type { ReadCell, ReadRunRequest, ReadTarget } from "./read-types";
 import { percentile } from "./stats";
 
@@ -38,8 +38,9 @@ export class ReadLoad {
     private readonly cluster: string,
   ) {}
 
-  private master() {
-    return masterStub(this.env, this.cluster);
+  private async master() {
+    const record = await masterRecord(this.env, this.cluster);
+    return memberStub(this.env, this.cluster, record.master);
   }
 
   private replica(id: string) {
@@ -54,7 +55,9 @@ export class ReadLoad {
   /** The table the reads look up, filled in one write (its LSN is the first bookmark). */
   async seed(): Promise<void> {
     const values = Array.from({ length: READ_ROWS }, (_, i) => `(${i + 1}, 'v${i + 1}')`);
-    const done = (await this.master().exec({
+    const done = (await (
+      await this.master()
+    ).exec({
       cluster: this.cluster,
       kind: "exec",
       statements: [
@@ -74,7 +77,7 @@ export class ReadLoad {
 
   /** Every cell in turn; `stopWriters` is called once the last one is measured. */
   async cells(request: ReadRunRequest): Promise<ReadCell[]> {
-    const replicaIds = (await this.master().replicaIds(this.cluster)) as string[];
+    const replicaIds = (await (await this.master()).replicaIds(this.cluster)) as string[];
     const out: ReadCell[] = [];
     for (const cell of CELLS) out.push(await this.measure(request, cell, replicaIds));
     return out;
@@ -93,7 +96,7 @@ export class ReadLoad {
     const warmupUntil = startedAt + request.warmupSeconds * 1000;
     const until = warmupUntil + request.secondsPerCell * 1000;
     const reader = async (index: number) => {
-      const master = this.master();
+      const master = await this.master();
       const replicas = replicaIds.map((id) => ({ id, stub: this.replica(id) }));
       for (let n = index; Date.now() < until; n++) {
         const query: QueryRequest = {

@@ -8,6 +8,7 @@ import type { CostRequest } from "./cost-types";
 import { BenchDriver, type CrashRunRequest, type RunRequest } from "./driver";
 import type { ReadRunRequest } from "./read-types";
 
+export { ClusterDirectory } from "../durable-objects/directory";
 export { ClusterNode } from "../durable-objects/node";
 export { BenchDriver };
 

@@ -128,7 +128,9 @@ export interface AppendRequest {
   replicaId: string;
   /** The member that sends it (the master): acks and pulls go back to it. */
   from: string;
+  /** The sender's term, and the LSN of the term's first record (core/terms.ts). */
   term: number;
+  termStartLsn: number;
   /** Master clock when sent; echoed in the ack. */
   sentAt: number;
   masterLsn: number;
@@ -192,7 +194,7 @@ export interface SnapshotPlan {
  * all in one transaction.
  */
 export type SnapshotMessage =
-  | { phase: "begin"; id: string; lsn: number; tables: number }
+  | { phase: "begin"; id: string; lsn: number; tables: number; term: number }
   | { phase: "rows"; id: string; table: number; rows: { pos: number; img: string }[] }
   | { phase: "results"; id: string; results: SavedResult[] }
   | {
@@ -248,6 +250,8 @@ export interface AppendResponse {
   dueAck?: AckRequest;
   /** Set when the replica refused the message (stopped by the fault hook). */
   refused?: string;
+  /** The replica knows this higher term: the sender is no longer master (core/terms.ts). */
+  staleTerm?: number;
   /** The replica is (still) rebuilding from a snapshot and applies nothing. */
   rebuilding?: true;
   /**

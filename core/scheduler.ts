@@ -27,6 +27,10 @@ export class Scheduler {
     this.jobs.delete(name);
   }
 
+  clear(): void {
+    this.jobs.clear();
+  }
+
   has(name: string): boolean {
     return this.jobs.has(name);
   }

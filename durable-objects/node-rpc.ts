@@ -24,6 +24,8 @@ export interface ReplicaSide {
   crashNode(midBatch: boolean): Promise<void>;
   tamper(sql: string): Promise<void>;
   setFaultDelay(ms: number): Promise<void>;
+  /** Null if it may become master of `term` after a log through `lastLsn`, else why not. */
+  promotable(lastLsn: number, term: number): Promise<string | null>;
 }
 
 /** What a replica calls on the master. */

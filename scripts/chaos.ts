@@ -84,6 +84,7 @@ try {
     replicaStops: true,
     replicaCrashes: true,
     partitions: true,
+    promotions: true,
     messages: CHAOS_MESSAGES,
     tunables: { ...CHAOS_TUNABLES, ...(JSON.parse(values.tunables) as Record<string, unknown>) },
     convergeMs: 60_000,

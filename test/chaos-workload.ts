@@ -7,7 +7,8 @@
  * recent values; they also write, compare-and-set and strongly read a few
  * register keys (test/chaos-registers.ts). Meanwhile a fault loop crashes the
  * master, stops and starts replicas, crashes replicas (at once or partway
- * through a batch), and the master's links drop, delay, duplicate and reorder
+ * through a batch), promotes a replica to master (a new term, the old master
+ * a replica), and the master's links drop, delay, duplicate and reorder
  * messages. Then every fault is healed, the cluster must converge, the history
  * checker judges what the clients were told against what every node holds,
  * and the linearizability checker judges the register history.
@@ -45,6 +46,8 @@ export interface ChaosOptions {
   replicaCrashes: boolean;
   /** Cut the master's link to a replica for a while (the replica stays up). */
   partitions: boolean;
+  /** Promote a replica (named, or the master's choice) while clients write and read. */
+  promotions?: boolean;
   /** Message fault probabilities (the seed is the run's). */
   messages: Omit<MessageFaultConfig, "seed">;
   tunables: Record<string, unknown>;
@@ -119,7 +122,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const base = `/v1/clusters/${cluster}`;
   const admin = `/admin/clusters/${cluster}`;
-  const tally = { masterCrash: 0, replicaStop: 0, replicaCrash: 0, midBatchCrash: 0, partition: 0 };
+  const tally = {
+    masterCrash: 0,
+    replicaStop: 0,
+    replicaCrash: 0,
+    midBatchCrash: 0,
+    partition: 0,
+    promotion: 0,
+  };
   /** Message faults and catch-up counts by master incarnation: they reset when the master restarts. */
   const byEpoch = new Map<number, Record<string, number>>();
   const catchUpByEpoch = new Map<number, { snapshots: number; pullBatches: number }>();
@@ -171,7 +181,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     send,
     base,
     clients: options.clients,
-    nodes: ["master", ...replicaIds],
+    // Every member: after a promotion the old master is a replica, and the new one
+    // is not (a read pinned to it is refused, which a read may be).
+    nodes: ["master", ...members(replicaIds)],
     runTag: `${seed}-${started.toString(36)}`,
     maxAttempts: MAX_ATTEMPTS,
   });
@@ -269,14 +281,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const stopped = new Set<string>();
   const cut = new Set<string>();
   const starts: Promise<void>[] = [];
+  /**
+   * A heal through the master now. 404: the member is no longer one of its
+   * replicas (a promotion made it master), and a cut link belonged to the old
+   * master's relays: nothing is left to heal.
+   */
+  const heal = async (id: string, route: string) => {
+    const res = await adminCall("POST", `/replicas/${id}/${route}`);
+    if (res.status >= 300 && res.status !== 404) {
+      throw new Error(`POST /replicas/${id}/${route}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+  };
   const startReplica = async (id: string) => {
     if (!stopped.has(id)) return;
-    await mustAdmin("POST", `/replicas/${id}/start`);
+    await heal(id, "start");
     stopped.delete(id);
   };
   const connectReplica = async (id: string) => {
     if (!cut.has(id)) return;
-    await mustAdmin("POST", `/replicas/${id}/connect`);
+    await heal(id, "connect");
     cut.delete(id);
   };
   const faultLoop = async () => {
@@ -286,12 +309,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ...(options.replicaStops ? ["replicaStop"] : []),
       ...(options.replicaCrashes ? ["replicaCrash"] : []),
       ...(options.partitions ? ["partition"] : []),
+      // Twice: a promotion is refused now and then (no coherent candidate at that moment).
+      ...(options.promotions ? ["promotion", "promotion"] : []),
     ];
+    let replicasNow = replicaIds;
     while (running() && kinds.length > 0) {
       await sleep(options.faultEveryMs * (0.5 + rng()));
       if (!running()) return;
       const kind = kinds[Math.floor(rng() * kinds.length)];
-      const id = replicaIds[Math.floor(rng() * replicaIds.length)] as string;
+      // The replicas of the master now: a promotion changes who they are.
+      const listed = await adminCall("GET", "/replicas");
+      if (listed.status === 200) replicasNow = (listed.body as { replicas: string[] }).replicas;
+      const id = replicasNow[Math.floor(rng() * replicasNow.length)] as string;
       const midBatch = rng() < 0.7;
       const downMs = 300 + rng() * 2700;
       if (kind === "masterCrash") {
@@ -308,6 +337,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           tally.partition++;
           starts.push(sleep(downMs).then(() => connectReplica(id)));
         }
+      } else if (kind === "promotion") {
+        const body = rng() < 0.5 ? {} : { replica: id };
+        // Once: a refusal (503) is an outcome, not a reason to promote again.
+        const res = await send("POST", `${admin}/promote`, body).catch((error: unknown) => ({
+          status: 0,
+          body: String(error),
+        }));
+        if (res.status === 200) tally.promotion++;
+        else log(`promotion refused: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
       } else if (kind === "replicaCrash") {
         const res = await adminCall("POST", `/replicas/${id}/crash`, { midBatch });
         if (res.status === 202) tally[midBatch ? "midBatchCrash" : "replicaCrash"]++;
@@ -363,7 +401,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     mismatches: string[];
   };
   const nodes: NodeRows[] = [];
-  for (const node of ["master", ...replicaIds]) nodes.push(await readAll(send, base, node));
+  const finalReplicas = ((await mustAdmin("GET", "/replicas")) as { replicas: string[] }).replicas;
+  for (const node of ["master", ...finalReplicas]) nodes.push(await readAll(send, base, node));
   const check = checkHistory({ events: history.events, nodes, verify });
   const events = registers.history.events;
   const linearizability = checkLinearizability(operationsFromHistory(events));
@@ -384,6 +423,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     registers: { events, counts: registers.counts },
     linearizability,
   };
+}
+
+/** Every member of a cluster whose first master is node-0. */
+function members(replicaIds: readonly string[]): string[] {
+  return ["node-0", ...replicaIds];
 }
 
 /** Waits until every replica is coherent at the master's LSN; returns those that never got there. */

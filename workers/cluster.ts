@@ -4,7 +4,9 @@
  * comma-separated list) and DEFAULT_REPLICAS.
  */
 import { ApiError } from "../core/errors";
-import { FIRST_MASTER } from "../core/members";
+import type { DirectoryRecord } from "../core/directory-record";
+import { isNotMaster } from "../core/members";
+import { directoryStub } from "../durable-objects/directory";
 import type { ClusterNode } from "../durable-objects/node";
 import { nodeObjectName } from "../durable-objects/node-rpc";
 
@@ -30,8 +32,56 @@ export function memberStub(env: Env, cluster: string, id: string): DurableObject
   return ns.get(ns.idFromName(nodeObjectName(cluster, id)));
 }
 
-export function masterStub(env: Env, cluster: string): DurableObjectStub<ClusterNode> {
-  return memberStub(env, cluster, FIRST_MASTER);
+/**
+ * Which member is master, as the directory last said, cached in this isolate.
+ * A stale entry costs one refused call: a node that is not master says so
+ * (NOT_MASTER), and the front door asks the directory again.
+ */
+const MASTER_TTL_MS = 30_000;
+const masters = new Map<string, { record: DirectoryRecord; until: number }>();
+
+export async function masterRecord(
+  env: Env,
+  cluster: string,
+  fresh = false,
+): Promise<DirectoryRecord> {
+  const cached = masters.get(cluster);
+  if (!fresh && cached !== undefined && Date.now() < cached.until) return cached.record;
+  const record = (await directoryStub(env, cluster).read()) as DirectoryRecord;
+  const known = masters.get(cluster)?.record;
+  // A higher term replaces what is cached; a lower one (a slow read) never does.
+  if (known === undefined || record.term >= known.term) {
+    masters.set(cluster, { record, until: Date.now() + MASTER_TTL_MS });
+  }
+  return masters.get(cluster)?.record ?? record;
+}
+
+export function forgetMaster(cluster: string): void {
+  masters.delete(cluster);
+  replicaLists.delete(cluster);
+}
+
+/**
+ * Runs `act` on the master's stub. A node that answers NOT_MASTER refused
+ * before doing anything: the directory is asked again, the master it names is
+ * told to take over (it may not have yet), and `act` runs once more there.
+ */
+export async function onMaster<T>(
+  env: Env,
+  cluster: string,
+  act: (master: DurableObjectStub<ClusterNode>) => Promise<T>,
+): Promise<T> {
+  const record = await masterRecord(env, cluster);
+  try {
+    return await act(memberStub(env, cluster, record.master));
+  } catch (error) {
+    if (!isNotMaster(error)) throw error;
+  }
+  forgetMaster(cluster);
+  const fresh = await masterRecord(env, cluster, true);
+  const stub = memberStub(env, cluster, fresh.master);
+  await stub.takeOver(cluster);
+  return await act(memberStub(env, cluster, fresh.master));
 }
 
 /**
@@ -45,7 +95,7 @@ const replicaLists = new Map<string, { ids: string[]; until: number }>();
 export async function replicaIds(env: Env, cluster: string): Promise<string[]> {
   const cached = replicaLists.get(cluster);
   if (cached !== undefined && Date.now() < cached.until) return cached.ids;
-  const ids = (await masterStub(env, cluster).replicaIds(cluster)) as string[];
+  const ids = (await onMaster(env, cluster, (master) => master.replicaIds(cluster))) as string[];
   replicaLists.set(cluster, { ids, until: Date.now() + REPLICA_LIST_TTL_MS });
   return ids;
 }

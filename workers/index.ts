@@ -3,6 +3,7 @@
  */
 import { app } from "./app";
 
+export { ClusterDirectory } from "../durable-objects/directory";
 export { ClusterNode } from "../durable-objects/node";
 
 export default app;

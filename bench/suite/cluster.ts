@@ -126,6 +126,31 @@ export class ClusterClient {
     }
   }
 
+  /** POST …/promote: the new master and its term (a refusal throws, it is not retried). */
+  async promote(body: { replica?: string }): Promise<{ master: string; term: number }> {
+    const response = await fetch(`${this.url}/admin/clusters/${this.name}/promote`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`promote ${this.name}: ${response.status} ${text}`);
+    return JSON.parse(text) as { master: string; term: number };
+  }
+
+  /** A strong read through the data route. */
+  async query(sql: string): Promise<Record<string, unknown>[]> {
+    const response = await fetch(`${this.url}/v1/clusters/${this.name}/query`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${DATA_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ sql, replica: "master" }),
+    });
+    const text = await response.text();
+    if (!response.ok)
+      throw new Error(`query ${this.name}: ${response.status} ${text.slice(0, 300)}`);
+    return (JSON.parse(text) as { rows: Record<string, unknown>[] }).rows;
+  }
+
   /** Waits until every replica is coherent; returns the ids still not coherent at the deadline. */
   async waitCoherent(timeoutMs: number): Promise<string[]> {
     const until = Date.now() + timeoutMs;

@@ -5,7 +5,6 @@
  * leaves the wait sets like any incoherent one).
  */
 import { ApiError, fail, ok, type Result } from "../../core/errors";
-import { FIRST_MASTER } from "../../core/members";
 import { replicaId } from "../../core/protocol";
 import type { ClusterStatus } from "../../core/status";
 import {
@@ -40,7 +39,7 @@ export class MasterAdmin {
       cluster: this.core.cluster,
       master: {
         lsn: this.core.lsn,
-        id: FIRST_MASTER,
+        id: this.core.self,
         term: this.core.term,
         epoch: this.core.epoch,
         writersBusy: this.core.writers.busy,

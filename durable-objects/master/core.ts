@@ -16,7 +16,8 @@ import { defaultTunables, type Tunables } from "../../core/tunables";
 import { type NodeStub, nodeStub } from "../node-rpc";
 import type { NodeStore } from "../node-store";
 import type { SqlNode } from "../sqlite/schema";
-import { LogTail } from "./commit";
+import { ApiError } from "../../core/errors";
+import { LogTail, commitLocal } from "./commit";
 import { MessageFaults } from "./fault-link";
 import { MasterMetrics } from "./metrics";
 import { MasterReadBarrier } from "./read-barrier";
@@ -49,6 +50,15 @@ export class MasterCore {
   tunables: Tunables = defaultTunables();
   /** Highest LSN answered as acked: a replica must reach it before it is coherent again. */
   answeredHighLsn = 0;
+  /** This master's member id. */
+  self = FIRST_MASTER;
+  /** The LSN of this term's first record (its PROMOTE record; 1 in the first term). */
+  termStartLsn = 1;
+  /**
+   * Set while a handover runs or once this master stepped down: no new commit,
+   * membership or tunables change is taken, so the log stays where it is.
+   */
+  frozen: string | null = null;
   readonly snapshots: SnapshotSource;
   /** Each replica's snapshot streams: the current one and failures since the master started. */
   readonly snapshotProgress = new Map<string, SnapshotProgress>();
@@ -82,6 +92,8 @@ export class MasterCore {
     readonly node: SqlNode,
     readonly store: NodeStore,
     runJob: JobRunner,
+    /** The node restarts into the replica role. */
+    private readonly onStepDown: () => void,
   ) {
     this.snapshots = new SnapshotSource(
       ctx.storage,
@@ -161,10 +173,60 @@ export class MasterCore {
     // reach all of it before it may serve strong reads again.
     this.answeredHighLsn = this.lsn;
     this.term = Number(store.getMeta("term") ?? 1);
+    this.self = store.getMeta("member") ?? FIRST_MASTER;
+    this.relayHost.self = this.self;
+    this.termStartLsn = Number(store.getMeta("term_start") ?? 1);
     this.epoch = Number(store.getMeta("epoch") ?? 0) + 1;
     store.setMeta("epoch", String(this.epoch));
     const cluster = store.getMeta("cluster");
+    // A promoted master's first record of its term (Tarantool's PROMOTE): the
+    // term's place in the log, which every replica sees before any commit of it.
+    // The first term has none: it starts with the cluster.
+    if (store.getMeta("term_start") !== null && this.lsn < this.termStartLsn) {
+      this.commitTermStart();
+    }
     if (cluster !== null) this.startCluster(cluster);
+  }
+
+  private commitTermStart(): void {
+    const { record, bytes } = commitLocal(this.ctx.storage, this.node, this.store, {
+      lsn: this.lsn + 1,
+      term: this.term,
+      logEnd: this.logEnd,
+      statements: [],
+      format: "objects",
+      key: undefined,
+      requestHash: "",
+      statementMinRows: this.tunables.replicate_statement_min_rows,
+      recordMaxBytes: this.tunables.log_record_max_bytes,
+    });
+    this.lsn = record.lsn;
+    this.logEnd += bytes;
+    this.tail.add(record, bytes);
+  }
+
+  /** Why a write (or a membership or tunables change) is refused now, if it is. */
+  writeRefusal(): ApiError | null {
+    if (this.frozen === null) return null;
+    return new ApiError("UNAVAILABLE", `the master is not taking writes: ${this.frozen}; retry`, {
+      retryAfterSeconds: 1,
+    });
+  }
+
+  /**
+   * A higher term has another master: take nothing more, send nothing more, and
+   * persist the replica role (the node restarts into it, `onStepDown`).
+   */
+  stepDown(term: number): void {
+    if (this.frozen?.startsWith("stepped down")) return;
+    this.frozen = `stepped down: term ${term} has another master`;
+    for (const entry of this.replicas.all()) entry.relay.retire();
+    this.jobs.cancelAll();
+    this.ctx.storage.transactionSync(() => {
+      this.store.setMeta("role", "replica");
+      this.store.setMeta("term", String(Math.max(term, this.term)));
+    });
+    this.onStepDown();
   }
 
   ensureCluster(cluster: string): void {
@@ -231,6 +293,8 @@ export class MasterCore {
     scheduleRestart: (id, at) => this.jobs.at(`relay-restart:${id}`, at),
     truncatedThrough: () => this.truncatedThrough,
     requestSnapshot: (id) => this.requestSnapshot(id),
+    termStartLsn: () => this.termStartLsn,
+    superseded: (term) => this.stepDown(term),
     diverged: (id, at) => {
       const entry = this.replicas.get(id);
       if (entry === undefined) return;
@@ -299,7 +363,7 @@ export class MasterCore {
       this.snapshotProgress.set(id, progress);
     }
     const failures = progress.failures;
-    await streamSnapshot(this.snapshots, entry.relay, progress, this.store, () => {
+    await streamSnapshot(this.snapshots, entry.relay, progress, this.store, this.term, () => {
       this.replicas.onAck(id, 0, false, 0);
     });
     if (progress.failures > failures) {

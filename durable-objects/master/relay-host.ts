@@ -18,6 +18,10 @@ export interface RelayHost {
   now(): number;
   masterLsn(): number;
   term(): number;
+  /** The LSN of this term's first record: a replica holding one at or past it from an older term diverged. */
+  termStartLsn(): number;
+  /** A replica knows a higher term: this master was replaced. */
+  superseded(term: number): void;
   window(): number;
   callsInFlight(): number;
   batchMaxRecords(): number;

@@ -210,6 +210,7 @@ export class RelayLink {
       replicaId: this.id,
       from: this.host.self,
       term: this.host.term(),
+      termStartLsn: this.host.termStartLsn(),
       sentAt,
       masterLsn: this.host.masterLsn(),
       leaseUntil: this.host.grantLease(this.id, last?.lsn ?? this.ackedLsn),
@@ -226,7 +227,8 @@ export class RelayLink {
       (response) => {
         if (held) this.collecting = false;
         if (heartbeat) this.heartbeatsInFlight--;
-        if (response.refused === undefined) {
+        if (response.staleTerm !== undefined) this.host.superseded(response.staleTerm);
+        else if (response.refused === undefined) {
           this.onResponse(generation, response, last?.lsn ?? null, sentAt);
         } else this.onError(generation, new Error(response.refused));
       },

@@ -7,10 +7,12 @@
  * (faults.ts) and the timed jobs (jobs.ts).
  */
 import type { NodeStore } from "../node-store";
+import { ensureMasterFlag } from "../sqlite/apply";
 import type { SqlNode } from "../sqlite/schema";
 import { MasterAdmin } from "./admin";
 import { MasterCore } from "./core";
 import { MasterFaults } from "./faults";
+import { MasterHandover } from "./handover";
 import { runJob } from "./jobs";
 import { MasterWrites } from "./writes";
 
@@ -20,13 +22,23 @@ export class MasterRole {
   readonly writes: MasterWrites;
   readonly admin: MasterAdmin;
   readonly faults: MasterFaults;
+  readonly handover: MasterHandover;
 
   /** Builds the role on a node's storage; call inside blockConcurrencyWhile. */
-  constructor(ctx: DurableObjectState, env: Env, node: SqlNode, store: NodeStore) {
-    this.core = new MasterCore(ctx, env, node, store, runJob);
+  constructor(
+    ctx: DurableObjectState,
+    env: Env,
+    node: SqlNode,
+    store: NodeStore,
+    onStepDown: () => void,
+  ) {
+    // A master's triggers fire: the flag a replica keeps set goes.
+    ctx.storage.transactionSync(() => ensureMasterFlag(node.sql));
+    this.core = new MasterCore(ctx, env, node, store, runJob, onStepDown);
     this.writes = new MasterWrites(this.core);
     this.admin = new MasterAdmin(this.core);
     this.faults = new MasterFaults(this.core);
+    this.handover = new MasterHandover(this.core);
     this.core.load();
   }
 

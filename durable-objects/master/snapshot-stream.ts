@@ -29,6 +29,7 @@ export async function streamSnapshot(
   relay: Relay,
   progress: SnapshotProgress,
   store: NodeStore,
+  term: number,
   onInstalled: (lsn: number) => void,
 ): Promise<void> {
   const plan = source.begin();
@@ -41,6 +42,7 @@ export async function streamSnapshot(
       id: plan.id,
       lsn: plan.lsn,
       tables: plan.tables.length,
+      term,
     });
     for (const [index] of plan.tables.entries()) {
       let after = begun.staged?.[index] ?? 0;

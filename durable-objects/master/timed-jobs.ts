@@ -29,6 +29,14 @@ export class TimedJobs {
     this.scheduler.cancel(job);
   }
 
+  /** Nothing more runs (the master stepped down); a stale alarm finds nothing due. */
+  cancelAll(): void {
+    this.scheduler.clear();
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerAt = Number.POSITIVE_INFINITY;
+  }
+
   /** The DO alarm fired: run what is due and re-arm. */
   onAlarm(): void {
     this.alarmAt = null;

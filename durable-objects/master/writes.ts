@@ -33,6 +33,8 @@ export class MasterWrites {
   async exec(request: ExecRequest): Promise<Result<ExecResponse>> {
     try {
       this.core.ensureCluster(request.cluster);
+      const refused = this.core.writeRefusal();
+      if (refused !== null) return this.failed(refused);
       const key = request.idempotencyKey;
       const hash = request.requestHash ?? "";
       // A retry is looked up before anything else runs: a commit the guard would
@@ -46,6 +48,9 @@ export class MasterWrites {
       if (queued) await this.core.writers.acquire();
       let holding = true;
       try {
+        // A handover may have begun while this request queued for a slot.
+        const late = this.core.writeRefusal();
+        if (late !== null) return this.failed(late);
         if (key !== undefined && queued) {
           // A duplicate may have committed while this request queued for a slot.
           const saved = this.core.store.findResult(key);

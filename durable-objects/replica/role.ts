@@ -9,6 +9,7 @@
  */
 import { ApiError } from "../../core/errors";
 import { FIRST_MASTER } from "../../core/members";
+import { type TermVerdict, judgeTerm } from "../../core/terms";
 import type {
   AppendRequest,
   AppendResponse,
@@ -46,6 +47,8 @@ export class ReplicaRole {
   private readonly log: LogKeeper;
   /** The master that sent the latest message: acks and pulls go to it. */
   private masterId = FIRST_MASTER;
+  /** The highest term this node has seen (persisted before anything of it is applied). */
+  private knownTerm: number;
   private pulling = false;
   /** Set while a snapshot is being installed: no applies, no reads. */
   private rebuilding = false;
@@ -78,6 +81,7 @@ export class ReplicaRole {
     // The applied LSN is the log's: the newest record kept, or the truncation point.
     this.appliedLsn = store.lastLsn();
     this.identity = kv.get<string>("m:identity") ?? "";
+    this.knownTerm = Number(kv.get<string>("m:term") ?? 0);
     this.stopped = kv.get<string>("m:stopped") === "1";
     this.rebuilding = kv.get("m:rebuilding") !== undefined;
     this.snapshot = kv.get<SnapshotState>("m:snapshot") ?? null;
@@ -93,6 +97,10 @@ export class ReplicaRole {
     }
     this.acks.drain();
     if (this.stopped) return this.refusal(request);
+    const verdict = judgeTerm(this.knownTerm, request, this.appliedLsn);
+    if (verdict.kind === "refuse")
+      return { ...this.refusal(request), staleTerm: verdict.knownTerm };
+    if (verdict.kind !== "same") this.adoptTerm(request.term, verdict);
     if (request.from !== this.masterId) {
       this.masterId = request.from;
       this.acks.forgetMaster();
@@ -145,6 +153,34 @@ export class ReplicaRole {
       ...(due === undefined ? {} : { dueAck: due }),
       ...(this.diverged === null ? {} : { diverged: this.diverged }),
     };
+  }
+
+  /**
+   * A new term: remembered before anything of it is applied; the lease of the
+   * old term goes with it. A tail from an older master makes this replica
+   * diverged, and the new master rebuilds it from a snapshot.
+   */
+  private adoptTerm(term: number, verdict: TermVerdict): void {
+    this.knownTerm = term;
+    this.ctx.storage.kv.put("m:term", String(term));
+    this.strongReads.dropLease();
+    if (verdict.kind === "diverged-tail" && this.diverged === null) {
+      this.diverged = { lsn: this.appliedLsn, detail: verdict.detail };
+      this.ctx.storage.kv.put("m:diverged", this.diverged);
+      console.warn(`${this.identity}: ${verdict.detail}`);
+    }
+  }
+
+  /** Null if this replica may become master of `term` with a log through `lastLsn`, else why not. */
+  promotable(lastLsn: number, term: number, evenIfStopped = false): string | null {
+    if (this.stopped && !evenIfStopped) return "it is stopped";
+    if (this.rebuilding) return "it is being rebuilt from a snapshot";
+    if (this.diverged !== null) return `it diverged at LSN ${this.diverged.lsn}`;
+    if (term < this.knownTerm) return `it knows term ${this.knownTerm}, later than ${term}`;
+    if (this.appliedLsn < lastLsn) {
+      return `it has applied through LSN ${this.appliedLsn}, the old master stopped at ${lastLsn}`;
+    }
+    return null;
   }
 
   /** A stopped replica answers nothing useful; the relay treats this as a failed call. */
@@ -303,6 +339,16 @@ export class ReplicaRole {
     if (this.stopped) throw new Error("replica is stopped");
     const kv = this.ctx.storage.kv;
     if (message.phase === "begin") {
+      // A snapshot from a master of an older term is no longer the cluster's state.
+      if (message.term < this.knownTerm) {
+        throw new Error(
+          `snapshot of term ${message.term} refused: this node knows term ${this.knownTerm}`,
+        );
+      }
+      if (message.term > this.knownTerm) {
+        this.knownTerm = message.term;
+        kv.put("m:term", String(message.term));
+      }
       this.rebuilding = true;
       this.strongReads.dropLease();
       kv.put("m:rebuilding", String(message.lsn));

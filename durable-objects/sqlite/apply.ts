@@ -204,3 +204,8 @@ export function ensureReplicaFlag(sql: SqlStorage): void {
   run(sql, `DELETE FROM ${APPLYING_TABLE}`);
   run(sql, `INSERT INTO ${APPLYING_TABLE} (x) VALUES (${UNCAPTURED})`);
 }
+
+/** A master's standing state: the flag is empty, so capture and user triggers fire. */
+export function ensureMasterFlag(sql: SqlStorage): void {
+  run(sql, `DELETE FROM ${APPLYING_TABLE}`);
+}

@@ -18,7 +18,15 @@ import { isReservedName, isUserName } from "../../core/reserved-names";
 import { quoteIdent } from "../../core/sql-lexer";
 import { MAX_USER_PARAMS } from "../../core/sql-params";
 import type { Exact } from "../../core/sql-value";
-import { checkCluster, masterStub, memberStub, randomReplicaId, replicaIds } from "../cluster";
+import { MASTER_ALIAS } from "../../core/members";
+import {
+  checkCluster,
+  masterRecord,
+  memberStub,
+  onMaster,
+  randomReplicaId,
+  replicaIds,
+} from "../cluster";
 import { errorResponse, fromBody, toApiError } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { validBody } from "../middleware/json";
@@ -76,7 +84,10 @@ const querySchema = z.strictObject({
   /** Pin the read to one replica, or to the master (debugging, tests); it is not sent elsewhere. */
   replica: z
     .string()
-    .regex(/^(replica-[0-9]{1,4}|master)$/, "expected a replica id such as replica-1, or master")
+    .regex(
+      /^(node-0|replica-[0-9]{1,4}|master)$/,
+      "expected a member id such as replica-1, or master",
+    )
     .optional(),
 });
 
@@ -138,13 +149,15 @@ async function runExec(
   format: "objects" | "arrays" = "objects",
 ): Promise<Result<ExecResponse>> {
   const requestHash = key === undefined ? undefined : await sha256Hex(hashInput);
-  return (await masterStub(env, cluster).exec({
-    cluster,
-    kind,
-    statements,
-    format,
-    ...(key === undefined ? {} : { idempotencyKey: key, requestHash }),
-  })) as Result<ExecResponse>;
+  return (await onMaster(env, cluster, (master) =>
+    master.exec({
+      cluster,
+      kind,
+      statements,
+      format,
+      ...(key === undefined ? {} : { idempotencyKey: key, requestHash }),
+    }),
+  )) as Result<ExecResponse>;
 }
 
 data.post("/:cluster/exec", async (c) => {
@@ -238,8 +251,14 @@ data.post("/:cluster/query", async (c) => {
     minLsn,
     format: body.format,
   };
-  if (body.replica === "master") {
-    const result = (await masterStub(c.env, cluster).query(request)) as Result<QueryResponse>;
+  // A read pinned to the member that is master now is the master's to serve.
+  const pinnedToMaster =
+    body.replica === MASTER_ALIAS ||
+    (body.replica !== undefined && body.replica === (await masterRecord(c.env, cluster)).master);
+  if (pinnedToMaster) {
+    const result = (await onMaster(c.env, cluster, (master) =>
+      master.query(request),
+    )) as Result<QueryResponse>;
     if (!result.ok) return errorResponse(c, fromBody(result.error));
     return c.json(result.value);
   }
@@ -272,7 +291,9 @@ data.post("/:cluster/query", async (c) => {
       console.warn(`read on ${id} failed, falling back to the master`, toApiError(error).message);
     }
   }
-  const result = (await masterStub(c.env, cluster).query(request)) as Result<QueryResponse>;
+  const result = (await onMaster(c.env, cluster, (master) =>
+    master.query(request),
+  )) as Result<QueryResponse>;
   if (!result.ok) return errorResponse(c, fromBody(result.error));
   return c.json(result.value);
 });

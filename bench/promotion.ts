@@ -1,0 +1,175 @@
+/**
+ * Promotion under load (HTTP through the front door, 4 replicas): 64 clients
+ * insert with an Idempotency-Key each, retrying the same key on any answer but
+ * 200 (a 503 UNAVAILABLE while the master hands over) until it is acked; after
+ * --before seconds POST …/promote names a new master; the load goes on for
+ * --after seconds. Then every table is read back from the new master.
+ *
+ * Per run: inserts/s before and after, how long the promote call took, the
+ * longest stretch without any acknowledged insert (the UNAVAILABLE window),
+ * seconds to the first success sent after the promotion and to 90% of the
+ * rate before, retried requests, and acked inserts lost or duplicated (both
+ * must be 0). Then verify, and the old master's state as a replica.
+ *
+ *   node bench/promotion.ts [--runs 3] [--clients 64] [--before 4] [--after 6]
+ */
+import { parseArgs } from "node:util";
+import { ClusterClient, type Status } from "./suite/cluster.ts";
+import { createTables, insertPath, post } from "./suite/http-driver.ts";
+import { audit, recovery, type Success } from "./suite/recovery.ts";
+import { startBenchServer } from "./suite/server.ts";
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "3" },
+    clients: { type: "string", default: "64" },
+    before: { type: "string", default: "4" },
+    after: { type: "string", default: "6" },
+  },
+});
+const runs = Number(values.runs);
+const clients = Number(values.clients);
+const beforeMs = Number(values.before) * 1000;
+const afterMs = Number(values.after) * 1000;
+const log = (text: string) => process.stderr.write(`${text}\n`);
+
+interface Outcome {
+  run: number;
+  named: string;
+  newMaster: string;
+  term: number;
+  beforePerSecond: number;
+  afterPerSecond: number;
+  promoteCallS: number;
+  longestGapS: number;
+  firstSuccessAfterS: number | null;
+  back90AfterS: number | null;
+  retried: number;
+  failed: number;
+  acked: number;
+  lost: number;
+  duplicates: number;
+  verifyAgrees: boolean;
+  oldMasterState: string;
+}
+
+const server = await startBenchServer();
+const outcomes: Outcome[] = [];
+try {
+  for (let run = 1; run <= runs; run++) outcomes.push(await once(run));
+} finally {
+  await server.stop();
+}
+console.log(JSON.stringify(outcomes, null, 1));
+console.log(table(outcomes));
+
+async function once(run: number): Promise<Outcome> {
+  const cluster = new ClusterClient(server.url, `promote-${run}-${Date.now().toString(36)}`);
+  const tables = Array.from({ length: clients }, (_, i) => `p_${run}_${i}`);
+  await createTables(server.url, cluster.name, tables);
+  const acked = new Map<string, Set<number>>(tables.map((t) => [t, new Set<number>()]));
+  const successes: Success[] = [];
+  let retried = 0;
+  let failed = 0;
+  let running = true;
+  const client = async (table: string) => {
+    for (let n = 0; running; n++) {
+      for (let attempt = 0; attempt < 200; attempt++) {
+        const sentAt = Date.now();
+        try {
+          const reply = await post(
+            server.url,
+            insertPath(cluster.name, table),
+            { rows: [{ v: n }] },
+            { "idempotency-key": `${table}-${n}` },
+          );
+          if (reply.status === 200) {
+            acked.get(table)?.add(n);
+            successes.push({ sentAt, doneAt: Date.now() });
+            break;
+          }
+          if (reply.status < 500) {
+            failed++;
+            break;
+          }
+        } catch {
+          // No answer: the outcome is unknown, so the same key goes again.
+        }
+        if (attempt === 0) retried++;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  };
+  const startedAt = Date.now();
+  const load = Promise.all(tables.map(client));
+  await new Promise((r) => setTimeout(r, beforeMs));
+  // Alternate between the master's choice and a named replica.
+  const named = run % 2 === 0 ? "replica-3" : "";
+  const promoteAt = Date.now();
+  const promoted = await cluster.promote(named === "" ? {} : { replica: named });
+  const promoteDone = Date.now();
+  log(`run ${run}: ${JSON.stringify(promoted)} in ${promoteDone - promoteAt} ms`);
+  await new Promise((r) => setTimeout(r, afterMs));
+  running = false;
+  await load;
+  const end = Date.now();
+  const present = new Map<string, number[]>();
+  for (const t of tables) {
+    const rows = await cluster.query(`SELECT v FROM ${t}`);
+    present.set(
+      t,
+      rows.map((r) => Number(r.v)),
+    );
+  }
+  const result = audit(acked, present);
+  const rec = recovery(successes, startedAt + 1000, promoteAt, end);
+  await cluster.waitCoherent(20_000);
+  const verify = await cluster.verify();
+  const status: Status = await cluster.status();
+  const old = status.replicas.find((r) => r.id === "node-0");
+  return {
+    run,
+    named: named || "(master's choice)",
+    newMaster: promoted.master,
+    term: promoted.term,
+    beforePerSecond: Math.round(rec.beforePerSecond),
+    afterPerSecond: Math.round(rec.afterPerSecond),
+    promoteCallS: (promoteDone - promoteAt) / 1000,
+    longestGapS: longestGap(successes, promoteAt - 1000, promoteDone + 5000) / 1000,
+    firstSuccessAfterS: rec.firstSuccessAfterS,
+    back90AfterS: rec.back90AfterS,
+    retried,
+    failed,
+    acked: result.acked,
+    lost: result.lost,
+    duplicates: result.duplicates,
+    verifyAgrees: verify.agree,
+    oldMasterState: old?.state ?? "missing",
+  };
+}
+
+/** The longest stretch in [from, to) with no acknowledged insert. */
+function longestGap(successes: Success[], from: number, to: number): number {
+  const done = successes
+    .map((s) => s.doneAt)
+    .filter((t) => t >= from && t < to)
+    .sort((a, b) => a - b);
+  let gap = 0;
+  let last = from;
+  for (const t of done) {
+    gap = Math.max(gap, t - last);
+    last = t;
+  }
+  return Math.max(gap, to - last);
+}
+
+function table(rows: Outcome[]): string {
+  const head =
+    "| run | promoted | term | inserts/s before | after | promote call (s) | longest gap (s) | first success after (s) | 90% after (s) | retried | failed | acked | lost | duplicated | verify | old master |";
+  const line = `|${"---|".repeat(16)}`;
+  const body = rows.map(
+    (r) =>
+      `| ${r.run} | ${r.newMaster} ${r.named === "(master's choice)" ? "(choice)" : "(named)"} | ${r.term} | ${r.beforePerSecond} | ${r.afterPerSecond} | ${r.promoteCallS.toFixed(2)} | ${r.longestGapS.toFixed(2)} | ${r.firstSuccessAfterS?.toFixed(2) ?? "-"} | ${r.back90AfterS?.toFixed(2) ?? "never"} | ${r.retried} | ${r.failed} | ${r.acked} | ${r.lost} | ${r.duplicates} | ${r.verifyAgrees ? "agrees" : "DIFFERS"} | ${r.oldMasterState} |`,
+  );
+  return [head, line, ...body].join("\n");
+}

@@ -1,0 +1,51 @@
+/**
+ * The directory of one cluster: a small Durable Object that says which member
+ * is master and in which term. It is the one place a promotion takes effect
+ * (compare-and-set on the term, core/directory-record.ts), so the front door
+ * and every node agree on the master of a term. A Durable Object runs one
+ * call at a time to completion between awaits, and these have none: each
+ * read-modify-write is atomic, and its storage write is confirmed before the
+ * answer leaves (the output gate).
+ */
+import { DurableObject } from "cloudflare:workers";
+import {
+  type CasOutcome,
+  compareAndSet,
+  type DirectoryRecord,
+  firstRecord,
+} from "../core/directory-record";
+import type { HandoverState } from "../core/handover";
+
+const RECORD_KEY = "record";
+
+export class ClusterDirectory extends DurableObject<Env> {
+  private record(): DirectoryRecord {
+    const kv = this.ctx.storage.kv;
+    let record = kv.get<DirectoryRecord>(RECORD_KEY);
+    if (record === undefined) {
+      record = firstRecord(Date.now());
+      kv.put(RECORD_KEY, record);
+    }
+    return record;
+  }
+
+  async read(): Promise<DirectoryRecord> {
+    return this.record();
+  }
+
+  /** Makes `master` the master of term `expectedTerm + 1`, if the term is still `expectedTerm`. */
+  async promote(
+    expectedTerm: number,
+    master: string,
+    handover: HandoverState,
+  ): Promise<CasOutcome> {
+    const outcome = compareAndSet(this.record(), expectedTerm, master, handover, Date.now());
+    if (outcome.ok) this.ctx.storage.kv.put(RECORD_KEY, outcome.record);
+    return outcome;
+  }
+}
+
+export function directoryStub(env: Env, cluster: string): DurableObjectStub<ClusterDirectory> {
+  const ns = env.DIRECTORY as unknown as DurableObjectNamespace<ClusterDirectory>;
+  return ns.get(ns.idFromName(cluster));
+}
