@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
+import api from "../docs/api.md?raw";
+import architecture from "../docs/architecture.md?raw";
 import operations from "../docs/operations.md?raw";
 import determinism from "../docs/determinism.md?raw";
 import security from "../docs/security.md?raw";
+import readme from "../README.md?raw";
 import { MAX_QUERY_ROWS, MAX_RESULT_BYTES } from "../durable-objects/sqlite/read";
 import { MAX_BODY_BYTES } from "../workers/middleware/json";
 import { MAX_PARAMS, MAX_ROWS, MAX_SQL_CHARS, MAX_STATEMENTS } from "../workers/routes/data";
@@ -51,5 +54,21 @@ describe("docs stay true to the code", () => {
     );
     const words = ["no", "one", "two", "three", "four", "five"];
     expect(operations).toContain(`go to ${words[REGISTER_KEYS.length]} register keys`);
+  });
+
+  it("every source file the docs name exists", () => {
+    // import.meta.glob lists the tree at build time; a renamed or removed file leaves its name behind.
+    const files = new Set(
+      Object.keys(
+        import.meta.glob(["../core/**/*.ts", "../durable-objects/**/*.ts", "../workers/**/*.ts"]),
+      ).map((path) => path.slice(3)),
+    );
+    const docs = { architecture, security, operations, api, readme };
+    for (const [name, text] of Object.entries(docs)) {
+      for (const match of text.matchAll(/`((?:core|durable-objects|workers)\/[\w/.-]+\.ts)`/g)) {
+        expect(files.has(match[1] as string), `${name} names ${match[1]}`).toBe(true);
+      }
+    }
+    expect(files.has("durable-objects/node.ts")).toBe(true);
   });
 });
