@@ -2,8 +2,12 @@
  * Promotion under load (HTTP through the front door, 4 replicas): 64 clients
  * insert with an Idempotency-Key each, retrying the same key on any answer but
  * 200 (a 503 UNAVAILABLE while the master hands over) until it is acked; after
- * --before seconds POST …/promote names a new master; the load goes on for
- * --after seconds. Then every table is read back from the new master.
+ * --before seconds the master hands over (--mode handover: POST …/promote), or
+ * is lost (the fault route; the seed's experiment 6 with a master that never
+ * comes back) and a replica is promoted without it, by POST …/promote (--mode
+ * lost) or by the replicas' watchdog (--mode auto, master_failover_ms 2000).
+ * The load goes on for --after seconds. Then every table is read back from the
+ * new master.
  *
  * Per run: inserts/s before and after, how long the promote call took, the
  * longest stretch without any acknowledged insert (the UNAVAILABLE window),
@@ -25,8 +29,11 @@ const { values } = parseArgs({
     clients: { type: "string", default: "64" },
     before: { type: "string", default: "4" },
     after: { type: "string", default: "6" },
+    mode: { type: "string", default: "handover" },
   },
 });
+const mode = values.mode as "handover" | "lost" | "auto";
+if (!["handover", "lost", "auto"].includes(mode)) throw new Error(`--mode ${mode}?`);
 const runs = Number(values.runs);
 const clients = Number(values.clients);
 const beforeMs = Number(values.before) * 1000;
@@ -65,6 +72,12 @@ console.log(table(outcomes));
 
 async function once(run: number): Promise<Outcome> {
   const cluster = new ClusterClient(server.url, `promote-${run}-${Date.now().toString(36)}`);
+  if (mode !== "handover") {
+    await cluster.patchTunables({
+      debug_fault_injection: true,
+      ...(mode === "auto" ? { master_failover_ms: 2000 } : {}),
+    });
+  }
   const tables = Array.from({ length: clients }, (_, i) => `p_${run}_${i}`);
   await createTables(server.url, cluster.name, tables);
   const acked = new Map<string, Set<number>>(tables.map((t) => [t, new Set<number>()]));
@@ -104,11 +117,17 @@ async function once(run: number): Promise<Outcome> {
   const load = Promise.all(tables.map(client));
   await new Promise((r) => setTimeout(r, beforeMs));
   // Alternate between the master's choice and a named replica.
-  const named = run % 2 === 0 ? "replica-3" : "";
+  const named = mode === "handover" && run % 2 === 0 ? "replica-3" : "";
   const promoteAt = Date.now();
-  const promoted = await cluster.promote(named === "" ? {} : { replica: named });
+  let promoted: { master: string; term: number };
+  if (mode === "handover") {
+    promoted = await cluster.promote(named === "" ? {} : { replica: named });
+  } else {
+    await cluster.loseMaster();
+    promoted = mode === "lost" ? await cluster.promote({}) : await cluster.waitForTerm(2, 30_000);
+  }
   const promoteDone = Date.now();
-  log(`run ${run}: ${JSON.stringify(promoted)} in ${promoteDone - promoteAt} ms`);
+  log(`run ${run} (${mode}): ${JSON.stringify(promoted)} in ${promoteDone - promoteAt} ms`);
   await new Promise((r) => setTimeout(r, afterMs));
   running = false;
   await load;
@@ -123,13 +142,14 @@ async function once(run: number): Promise<Outcome> {
   }
   const result = audit(acked, present);
   const rec = recovery(successes, startedAt + 1000, promoteAt, end);
-  await cluster.waitCoherent(20_000);
-  const verify = await cluster.verify();
+  if (mode === "handover") await cluster.waitCoherent(20_000);
+  const verify = mode === "handover" ? await cluster.verify() : { agree: true };
   const status: Status = await cluster.status();
+  // A lost master never comes back in this run: it is still listed, and not coherent.
   const old = status.replicas.find((r) => r.id === "node-0");
   return {
     run,
-    named: named || "(master's choice)",
+    named: mode !== "handover" ? `(${mode})` : named || "(master's choice)",
     newMaster: promoted.master,
     term: promoted.term,
     beforePerSecond: Math.round(rec.beforePerSecond),
@@ -165,11 +185,11 @@ function longestGap(successes: Success[], from: number, to: number): number {
 
 function table(rows: Outcome[]): string {
   const head =
-    "| run | promoted | term | inserts/s before | after | promote call (s) | longest gap (s) | first success after (s) | 90% after (s) | retried | failed | acked | lost | duplicated | verify | old master |";
+    "| run | promoted | term | inserts/s before | after | loss to new master (s) | longest gap (s) | first success after (s) | 90% after (s) | retried | failed | acked | lost | duplicated | verify | old master |";
   const line = `|${"---|".repeat(16)}`;
   const body = rows.map(
     (r) =>
-      `| ${r.run} | ${r.newMaster} ${r.named === "(master's choice)" ? "(choice)" : "(named)"} | ${r.term} | ${r.beforePerSecond} | ${r.afterPerSecond} | ${r.promoteCallS.toFixed(2)} | ${r.longestGapS.toFixed(2)} | ${r.firstSuccessAfterS?.toFixed(2) ?? "-"} | ${r.back90AfterS?.toFixed(2) ?? "never"} | ${r.retried} | ${r.failed} | ${r.acked} | ${r.lost} | ${r.duplicates} | ${r.verifyAgrees ? "agrees" : "DIFFERS"} | ${r.oldMasterState} |`,
+      `| ${r.run} | ${r.newMaster} ${r.named === "(master's choice)" ? "(choice)" : r.named.startsWith("(") ? r.named : "(named)"} | ${r.term} | ${r.beforePerSecond} | ${r.afterPerSecond} | ${r.promoteCallS.toFixed(2)} | ${r.longestGapS.toFixed(2)} | ${r.firstSuccessAfterS?.toFixed(2) ?? "-"} | ${r.back90AfterS?.toFixed(2) ?? "never"} | ${r.retried} | ${r.failed} | ${r.acked} | ${r.lost} | ${r.duplicates} | ${r.verifyAgrees ? "agrees" : "DIFFERS"} | ${r.oldMasterState} |`,
   );
   return [head, line, ...body].join("\n");
 }

@@ -56,6 +56,13 @@ export interface PassResult<T> {
 export interface PassOptions {
   now: number;
   durableLsns: boolean;
+  /**
+   * The sanctioned nodes now, when they may differ from a commit's: with
+   * durable_lsns a commit must be on a majority of both, so a membership
+   * change while it waits cannot leave it on a minority of the members a
+   * promotion would count.
+   */
+  sanctionedNow?: readonly string[];
 }
 
 /** Majority of the sanctioned nodes, the master counted as one. */
@@ -145,7 +152,7 @@ export class AckBook<T> {
   private decide(
     commit: WaitingCommit<T>,
     view: NodeView,
-    { now, durableLsns }: PassOptions,
+    { now, durableLsns, sanctionedNow }: PassOptions,
     behind: Set<string>,
     result: PassResult<T>,
     wake: (at: number) => void,
@@ -185,7 +192,10 @@ export class AckBook<T> {
       if (!due) wake(commit.deadline);
       return null;
     }
-    if (!durableLsns || isDurable(commit.lsn, commit.sanctioned, view)) return "acked";
+    const durable =
+      isDurable(commit.lsn, commit.sanctioned, view) &&
+      (sanctionedNow === undefined || isDurable(commit.lsn, sanctionedNow, view));
+    if (!durableLsns || durable) return "acked";
     if (due) return "not-durable";
     wake(commit.deadline);
     return null;

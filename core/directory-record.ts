@@ -14,6 +14,23 @@ export interface DirectoryRecord {
   since: number;
   /** What the master of this term took over from the last one (none in term 1). */
   handover?: HandoverState;
+  /**
+   * What a promotion without the master needs: the sanctioned members and the
+   * tunables, published by the master of this term before either changes.
+   */
+  config?: ClusterConfig;
+}
+
+export interface ClusterConfig {
+  /** The sanctioned replicas (the master is `master`). */
+  replicas: string[];
+  /** Tunables as stored (name -> JSON text). */
+  tunables: Record<string, string>;
+  nextReplica: number;
+  /** The longest coherency_lease_ms in effect in this term (leases granted at it may still run). */
+  maxLeaseMs: number;
+  /** Test-only message faults (JSON text), if set: a promotion keeps them. */
+  messageFaults?: string | null;
 }
 
 export type CasOutcome =
@@ -45,5 +62,34 @@ export function compareAndSet(
   if (master === "" || master.length > 64) {
     return { ok: false, record: current, reason: "a master needs a member id" };
   }
-  return { ok: true, record: { term: current.term + 1, master, since: now, handover } };
+  return {
+    ok: true,
+    record: {
+      term: current.term + 1,
+      master,
+      since: now,
+      handover,
+      // The members stay; the new master lists its own replicas (the old master among them).
+      ...(current.config === undefined
+        ? {}
+        : { config: { ...current.config, replicas: handover.replicas.map((r) => r.id) } }),
+    },
+  };
+}
+
+/** The master of `term` publishes its configuration; anyone else, or an older term, is refused. */
+export function publishConfig(
+  current: DirectoryRecord,
+  term: number,
+  master: string,
+  config: ClusterConfig,
+): CasOutcome {
+  if (current.term !== term || current.master !== master) {
+    return {
+      ok: false,
+      record: current,
+      reason: `term ${current.term} is ${current.master}'s, not term ${term} ${master}'s`,
+    };
+  }
+  return { ok: true, record: { ...current, config } };
 }

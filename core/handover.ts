@@ -37,6 +37,15 @@ export interface HandoverState {
   messageFaults: string | null;
   /** Removed replicas whose lease may still run (lease-memory.ts, JSON text). */
   leaseRemovals: string | null;
+  /**
+   * The latest instant a lease the old master granted may run to (0 when it
+   * is not known: a promotion without it), and the longest lease granted in
+   * its term: the new master counts no replica's lease as over before either
+   * has passed (a lease shortened by a tunable change may have been granted
+   * at its old length).
+   */
+  leaseUntil: number;
+  maxLeaseMs: number;
 }
 
 export interface CandidateView {

@@ -120,6 +120,8 @@ export interface ReplicaSettings {
   strongReadWaitMs: number;
   /** idempotency_retention_ms: how long every node keeps a commit's saved result. */
   idempotencyRetentionMs: number;
+  /** master_failover_ms (0 when off or without durable_lsns): silence after which replicas promote one of them. */
+  masterFailoverMs: number;
 }
 
 /** Master -> replica: records in LSN order (possibly none: a heartbeat). */
@@ -144,6 +146,12 @@ export interface AppendRequest {
   commitPoint: number;
   settings: ReplicaSettings;
   records: LogRecord[];
+  /**
+   * The term of the master's record just before the first one sent (0 when it
+   * is truncated): a replica whose own record there has another term does not
+   * hold the master's log (Raft's log matching), and is rebuilt.
+   */
+  prevTerm?: number;
   /** The master's log holds no record at or below this: the replica's need not either. */
   truncatedThrough: number;
   /**
@@ -175,8 +183,9 @@ export interface Fts5Setting {
 export interface SnapshotPlan {
   id: string;
   lsn: number;
-  /** Byte position of the master's log after `lsn`: the installed log starts there. */
+  /** Byte position of the master's log after `lsn`, and the term of record `lsn`: the installed log starts there. */
   logEnd: number;
+  lastTerm: number;
   /** Tables in install order; `shadow` holds their images. */
   tables: { name: string; shadow: string }[];
   /** User objects to create, tables first, then indexes, views and triggers. */
@@ -202,6 +211,7 @@ export type SnapshotMessage =
       id: string;
       lsn: number;
       logEnd: number;
+      lastTerm: number;
       tables: { name: string }[];
       objects: SnapshotPlan["objects"];
       sequence: SnapshotPlan["sequence"];
@@ -233,6 +243,8 @@ export interface PullRequest {
 
 export interface PullResponse {
   records: LogRecord[];
+  /** The term of the master's record just before the first one (log matching, as in AppendRequest). */
+  prevTerm?: number;
   masterLsn: number;
   /** The records it needs are truncated: the master rebuilds it from a snapshot instead. */
   snapshot?: true;

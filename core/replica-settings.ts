@@ -13,6 +13,7 @@ export function replicaSettings(t: Tunables): ReplicaSettings {
     leaseGuardMs: t.lease_guard_ms,
     strongReadWaitMs: replicaReadWaitMs(t),
     idempotencyRetentionMs: t.idempotency_retention_ms,
+    masterFailoverMs: t.durable_lsns ? t.master_failover_ms : 0,
   };
 }
 

@@ -66,6 +66,15 @@ export const SPECS = {
     max: 60_000,
     description: "Length of the read lease granted to a coherent replica with every message.",
   },
+  master_failover_ms: {
+    type: "int",
+    default: 0,
+    min: 0,
+    max: 600_000,
+    replicas: true,
+    description:
+      "Automatic promotion: when no replica of a majority has heard from the master for this long, one of them promotes the most up-to-date member without it (needs durable_lsns). 0 turns it off.",
+  },
   lease_guard_ms: {
     type: "int",
     default: 5,
@@ -125,9 +134,9 @@ export const SPECS = {
   },
   durable_lsns: {
     type: "bool",
-    default: false,
+    default: true,
     description:
-      "Answer NOT_DURABLE when a commit is acked by fewer than a majority of the sanctioned nodes (master included) at its deadline.",
+      "Answer NOT_DURABLE when a commit is acked by fewer than a majority of the sanctioned nodes (master included) at its deadline: an acknowledged write is on a majority, which a promotion without the master relies on.",
   },
   commit_timeout_ms: {
     type: "int",

@@ -10,9 +10,11 @@
 import { DurableObject } from "cloudflare:workers";
 import {
   type CasOutcome,
+  type ClusterConfig,
   compareAndSet,
   type DirectoryRecord,
   firstRecord,
+  publishConfig,
 } from "../core/directory-record";
 import type { HandoverState } from "../core/handover";
 
@@ -40,6 +42,13 @@ export class ClusterDirectory extends DurableObject<Env> {
     handover: HandoverState,
   ): Promise<CasOutcome> {
     const outcome = compareAndSet(this.record(), expectedTerm, master, handover, Date.now());
+    if (outcome.ok) this.ctx.storage.kv.put(RECORD_KEY, outcome.record);
+    return outcome;
+  }
+
+  /** The master of `term` publishes the members and tunables a promotion without it needs. */
+  async publish(term: number, master: string, config: ClusterConfig): Promise<CasOutcome> {
+    const outcome = publishConfig(this.record(), term, master, config);
     if (outcome.ok) this.ctx.storage.kv.put(RECORD_KEY, outcome.record);
     return outcome;
   }

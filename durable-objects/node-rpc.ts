@@ -4,6 +4,7 @@
  * than through the node class, so the roles never import the class that hosts
  * them (no import cycle), and each side sees only what it may call.
  */
+import type { PrepareAnswer } from "../core/failover";
 import type {
   AckRequest,
   AppendRequest,
@@ -34,7 +35,17 @@ export interface MasterSide {
   pullLog(request: PullRequest): Promise<PullResponse>;
 }
 
-export interface NodeRpc extends Rpc.DurableObjectBranded, ReplicaSide, MasterSide {}
+/** What a promotion calls on any member, whatever its role. */
+export interface PromotionSide {
+  /** Fences the member into `term` (it refuses every older one from now on) and says where its log ends. */
+  prepareTerm(cluster: string, term: number): Promise<PrepareAnswer>;
+  /** How long the member has not heard from its master (0 on the master): automatic promotion's check. */
+  masterSilence(): Promise<number>;
+  /** The member the directory names master takes over with what the directory holds. */
+  takeOver(cluster: string): Promise<{ master: string; term: number }>;
+}
+
+export interface NodeRpc extends Rpc.DurableObjectBranded, ReplicaSide, MasterSide, PromotionSide {}
 
 export type NodeStub = DurableObjectStub<NodeRpc>;
 

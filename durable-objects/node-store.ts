@@ -105,16 +105,32 @@ export class NodeStore {
    * position of the truncation point (within the caller's transaction).
    */
   truncateLog(afterLsn: number, through: number): void {
+    this.setMeta("truncated_term", String(this.termAt(through)));
     this.setMeta("truncated_offset", String(this.endOffsetAt(through)));
     this.deleteLog(afterLsn, through);
     this.setMeta("truncated_through", String(through));
   }
 
   /** The log is empty and starts after `lsn`, at byte position `offset` (a snapshot installed). */
-  restartLog(lsn: number, offset: number): void {
-    for (const [key] of this.kv.list({ prefix: "l:" })) deleteText(this.kv, key);
+  restartLog(lsn: number, offset: number, term: number): void {
+    const keys = [...this.kv.list({ prefix: "l:" })].map(([key]) => key);
+    for (const key of keys) deleteText(this.kv, key);
+    this.setMeta("truncated_term", String(term));
     this.setMeta("truncated_offset", String(offset));
     this.setMeta("truncated_through", String(lsn));
+  }
+
+  /** The term of record `lsn` (kept, or the truncation point's), 0 before any. */
+  termAt(lsn: number): number {
+    if (lsn <= 0) return 0;
+    const head = getMeta<LogHead>(this.kv, logKey(lsn));
+    if (head !== undefined) return head.term;
+    return lsn === this.truncatedThrough() ? Number(this.getMeta("truncated_term") ?? 0) : 0;
+  }
+
+  /** The term of the newest record: with lastLsn, how up to date this log is (core/terms.ts). */
+  lastTerm(): number {
+    return this.termAt(this.lastLsn());
   }
 
   /** The first LSN the log still holds a record of (one past the truncation point). */
@@ -186,8 +202,10 @@ export class NodeStore {
 
   /** Drops every saved result (a replica rebuilt from a snapshot takes the snapshot's). */
   clearResults(): void {
-    for (const [key] of this.kv.list({ prefix: "r:" })) deleteText(this.kv, key);
-    for (const [key] of this.kv.list({ prefix: "ra:" })) this.kv.delete(key);
+    const results = [...this.kv.list({ prefix: "r:" })].map(([key]) => key);
+    for (const key of results) deleteText(this.kv, key);
+    const ages = [...this.kv.list({ prefix: "ra:" })].map(([key]) => key);
+    for (const key of ages) this.kv.delete(key);
   }
 
   loadTunables(): Tunables {
@@ -196,6 +214,13 @@ export class NodeStore {
       rows.push({ name: key.slice(2), value });
     }
     return tunablesFromStored(rows);
+  }
+
+  /** Tunables as stored (name -> JSON text): what a new master takes over. */
+  storedTunables(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [key, value] of this.kv.list<string>({ prefix: "t:" })) out[key.slice(2)] = value;
+    return out;
   }
 
   saveTunables(values: Partial<Record<string, unknown>>): void {

@@ -9,6 +9,7 @@
  * restarts into it, so no state of the old role survives in memory.
  */
 import { DurableObject } from "cloudflare:workers";
+import type { PrepareAnswer } from "../core/failover";
 import type { MessageFaultConfig } from "../core/message-faults";
 import type {
   AckRequest,
@@ -23,6 +24,7 @@ import type {
 import { FIRST_MASTER, NOT_MASTER, parseNodeName } from "../core/members";
 import { migrate } from "../migrations";
 import { directoryStub } from "./directory";
+import { promoteWithoutMaster } from "./failover";
 import { MasterRole } from "./master/role";
 import type { NodeRpc } from "./node-rpc";
 import { NodeStore } from "./node-store";
@@ -40,6 +42,14 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   private role: MasterRole | ReplicaRole | null = null;
   /** Set once the node persisted a new role: it answers nothing until it restarted. */
   private resetting: string | null = null;
+  /** Fault hook: a lost node (its region gone) answers nothing and sends nothing. */
+  private lost = false;
+  /**
+   * Fault hook: a partitioned node is cut off from the other members (it
+   * neither answers nor sends calls between nodes) but clients still reach it:
+   * the setting of a split brain.
+   */
+  private partitioned = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -50,57 +60,71 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
       migrate(ctx.storage);
       // Tables made before row capture existed get their capture triggers now.
       ctx.storage.transactionSync(() => syncCaptureTriggers(this.node.sql, this.node.schema));
+      this.lost = this.store.getMeta("lost") === "1";
+      if (this.lost) return;
+      this.partitioned = this.store.getMeta("partitioned") === "1";
       const saved = this.store.getMeta("role");
-      const role: RoleName =
+      let role: RoleName =
         saved === "master" || saved === "replica"
           ? saved
           : this.member === FIRST_MASTER
             ? "master"
             : "replica";
-      if (saved === null) this.store.setMeta("role", role);
+      // Before a master sends or grants anything, the directory says whether a
+      // later term named another master (a handover or a promotion it missed).
+      if (role === "master" && !(await this.stillMaster())) role = "replica";
+      if (saved !== role) this.store.setMeta("role", role);
       this.role =
         role === "master"
-          ? new MasterRole(ctx, env, this.node, this.store, () => this.restart("stepped down"))
+          ? new MasterRole(
+              ctx,
+              env,
+              this.node,
+              this.store,
+              (reason) => this.restart(reason),
+              () => this.partitioned,
+            )
           : new ReplicaRole(ctx, env, this.node, this.store);
     });
   }
 
+  /**
+   * Whether the directory still names this node master of the term it knows.
+   * If not, it takes the later term into storage (its log is checked against
+   * that term's first LSN when its master writes) and starts as a replica.
+   */
+  private async stillMaster(): Promise<boolean> {
+    const cluster = parseNodeName(this.ctx.id.name)?.cluster;
+    if (cluster === undefined) return true;
+    const record = await directoryStub(this.env, cluster).read();
+    const term = Number(this.store.getMeta("term") ?? 1);
+    if (record.term < term || (record.term === term && record.master === this.member)) return true;
+    this.ctx.storage.transactionSync(() => {
+      this.store.setMeta("term", String(Math.max(term, record.term)));
+      this.store.setMeta("term_checked", String(term));
+    });
+    return false;
+  }
+
   private current(): MasterRole | ReplicaRole {
+    if (this.lost) throw new Error(`${this.member} is lost (fault injection): it answers nothing`);
     if (this.resetting !== null || this.role === null) {
       throw new Error(`this node is being reset into its new role (${this.resetting}); retry`);
     }
     return this.role;
   }
 
-  /**
-   * The master role, once this incarnation has checked with the directory that
-   * no later term named another master (a handover whose outcome it never
-   * learned, a promotion while it was away): if one did, it steps down.
-   */
-  private async master(): Promise<MasterRole> {
-    const role = this.current();
-    if (role.kind !== "master") throw new Error(NOT_MASTER);
-    this.checked ??= this.checkTerm(role);
-    await this.checked;
-    return role;
+  /** Calls between members fail while the node is partitioned (fault hook). */
+  private peer(): void {
+    if (this.partitioned) {
+      throw new Error(`${this.member} is partitioned from the cluster (fault injection)`);
+    }
   }
 
-  private checked: Promise<void> | null = null;
-
-  private async checkTerm(role: MasterRole): Promise<void> {
-    const cluster = parseNodeName(this.ctx.id.name)?.cluster;
-    if (cluster === undefined) return;
-    try {
-      const record = await directoryStub(this.env, cluster).read();
-      const core = role.core;
-      if (record.term > core.term || (record.term === core.term && record.master !== this.member)) {
-        core.stepDown(record.term);
-        throw new Error(`${NOT_MASTER}: term ${record.term} is ${record.master}'s`);
-      }
-    } catch (error) {
-      this.checked = null;
-      throw error;
-    }
+  private master(): MasterRole {
+    const role = this.current();
+    if (role.kind !== "master") throw new Error(NOT_MASTER);
+    return role;
   }
 
   private replica(): ReplicaRole {
@@ -125,9 +149,27 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
 
   // ------------------------------------------------------------ promotion
 
+  async prepareTerm(cluster: string, term: number): Promise<PrepareAnswer> {
+    this.peer();
+    const role = this.current();
+    if (role.kind === "replica") return { member: this.member, ...role.prepareTerm(term) };
+    const core = role.core;
+    core.ensureCluster(cluster);
+    const answer: PrepareAnswer = {
+      member: this.member,
+      knownTerm: Math.max(term, core.term),
+      lastTerm: this.store.lastTerm(),
+      lastLsn: core.lsn,
+      refusal: null,
+    };
+    // A master that hears of a later term steps down at once; it may still be the newest log.
+    if (term > core.term) core.stepDown(term);
+    return answer;
+  }
+
   /** On the master: hand over to `named` (or the best coherent replica), POST …/promote. */
   async promote(cluster: string, named: string | undefined) {
-    return (await this.master()).handover.promote(cluster, named);
+    return this.master().handover.promote(cluster, named);
   }
 
   /**
@@ -157,102 +199,144 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   }
 
   override async alarm(): Promise<void> {
-    if (this.resetting === null && this.role?.kind === "master") this.role.alarm();
+    if (this.lost || this.resetting !== null || this.role === null) return;
+    if (this.role.kind === "master") {
+      this.role.alarm();
+      return;
+    }
+    const cluster = parseNodeName(this.ctx.id.name)?.cluster;
+    if (cluster === undefined || this.partitioned || !this.role.watchdog.due(Date.now())) return;
+    // The master has been silent for master_failover_ms: promote without it,
+    // if a majority of the members has not heard from it either.
+    const outcome = await promoteWithoutMaster(this.env, cluster, undefined, {
+      expectedTerm: this.role.term,
+      silentForMs: this.role.watchdog.periodMs,
+    });
+    if (!outcome.ok)
+      console.warn(`${cluster}/${this.member}: automatic promotion: ${outcome.error.message}`);
+  }
+
+  /** How long this member has not heard from its master (0 on the master itself). */
+  async masterSilence(): Promise<number> {
+    this.peer();
+    const role = this.current();
+    return role.kind === "master" ? 0 : role.watchdog.silenceMs(Date.now());
   }
 
   // ------------------------------------------------------------ master: data
 
   async exec(request: ExecRequest) {
-    return (await this.master()).writes.exec(request);
+    return this.master().writes.exec(request);
   }
 
   async query(request: QueryRequest) {
-    return (await this.master()).writes.query(request);
+    return this.master().writes.query(request);
   }
 
   async ack(request: AckRequest) {
-    return (await this.master()).writes.ack(request);
+    this.peer();
+    return this.master().writes.ack(request);
   }
 
   async pullLog(request: PullRequest) {
-    return (await this.master()).writes.pullLog(request);
+    this.peer();
+    return this.master().writes.pullLog(request);
   }
 
   // ------------------------------------------------------------ master: admin
 
   async status(cluster: string) {
-    return (await this.master()).admin.status(cluster);
+    return this.master().admin.status(cluster);
   }
 
   async metricsText(cluster: string) {
-    return (await this.master()).admin.metricsText(cluster);
+    return this.master().admin.metricsText(cluster);
   }
 
   async getTunables(cluster: string) {
-    return (await this.master()).admin.getTunables(cluster);
+    return this.master().admin.getTunables(cluster);
   }
 
   async patchTunables(cluster: string, patch: unknown) {
-    return (await this.master()).admin.patchTunables(cluster, patch);
+    return this.master().admin.patchTunables(cluster, patch);
   }
 
   async verify(cluster: string) {
-    return (await this.master()).admin.verify(cluster);
+    return this.master().admin.verify(cluster);
   }
 
   async addReplica(cluster: string) {
-    return (await this.master()).admin.addReplica(cluster);
+    return this.master().admin.addReplica(cluster);
   }
 
   async removeReplica(cluster: string, id: string) {
-    return (await this.master()).admin.removeReplica(cluster, id);
+    return this.master().admin.removeReplica(cluster, id);
   }
 
   async replicaIds(cluster: string): Promise<string[]> {
-    return (await this.master()).admin.replicaIds(cluster);
+    return this.master().admin.replicaIds(cluster);
   }
 
   // ------------------------------------------------------------ master: faults
 
   async crash(cluster: string) {
-    return (await this.master()).faults.crash(cluster);
+    return this.master().faults.crash(cluster);
   }
 
   async setReplicaStopped(cluster: string, id: string, stopped: boolean) {
-    return (await this.master()).faults.setReplicaStopped(cluster, id, stopped);
+    return this.master().faults.setReplicaStopped(cluster, id, stopped);
   }
 
   async setReplicaDisconnected(cluster: string, id: string, disconnected: boolean) {
-    return (await this.master()).faults.setReplicaDisconnected(cluster, id, disconnected);
+    return this.master().faults.setReplicaDisconnected(cluster, id, disconnected);
   }
 
   async crashReplica(cluster: string, id: string, midBatch: boolean) {
-    return (await this.master()).faults.crashReplica(cluster, id, midBatch);
+    return this.master().faults.crashReplica(cluster, id, midBatch);
   }
 
   async setMessageFaults(cluster: string, config: MessageFaultConfig) {
-    return (await this.master()).faults.setMessageFaults(cluster, config);
+    return this.master().faults.setMessageFaults(cluster, config);
   }
 
   async setReplicaDelay(cluster: string, id: string, ms: number) {
-    return (await this.master()).faults.setReplicaDelay(cluster, id, ms);
+    return this.master().faults.setReplicaDelay(cluster, id, ms);
   }
 
   async tamperReplica(cluster: string, id: string, sql: string) {
-    return (await this.master()).faults.tamperReplica(cluster, id, sql);
+    return this.master().faults.tamperReplica(cluster, id, sql);
   }
 
   async rewindRelay(cluster: string, id: string, lsn: number) {
-    return (await this.master()).faults.rewindRelay(cluster, id, lsn);
+    return this.master().faults.rewindRelay(cluster, id, lsn);
   }
 
   // ------------------------------------------------------------ replica
 
   append(request: AppendRequest): Promise<AppendResponse> {
-    return this.replica().append(request);
+    this.peer();
+    const role = this.current();
+    if (role.kind === "replica") return role.append(request);
+    // Another master writes to this one: the older of the two terms gives way.
+    const core = role.core;
+    if (request.term > core.term) {
+      core.stepDown(request.term);
+      throw new Error(`${this.member} steps down: term ${request.term} has another master`);
+    }
+    return Promise.resolve({
+      refused: `${this.member} is master of term ${core.term}`,
+      ...(request.term < core.term ? { staleTerm: core.term } : {}),
+      appliedLsn: 0,
+      gap: false,
+      echoSentAt: request.sentAt,
+      skipped: 0,
+      applied: 0,
+      ackDelayedMs: 0,
+    });
   }
 
   installSnapshot(message: SnapshotMessage) {
+    this.peer();
     return this.replica().installSnapshot(message);
   }
 
@@ -265,23 +349,43 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   }
 
   setStopped(stopped: boolean) {
-    return this.replica().setStopped(stopped);
+    return this.replica().fault.setStopped(stopped);
   }
 
   crashNode(midBatch: boolean) {
-    return this.replica().crashNode(midBatch);
+    return this.replica().fault.crash(midBatch);
   }
 
   tamper(sql: string) {
-    return this.replica().tamper(sql);
+    return this.replica().fault.tamper(sql);
   }
 
   setFaultDelay(ms: number) {
-    return this.replica().setFaultDelay(ms);
+    return this.replica().fault.setDelay(ms);
   }
 
   async promotable(lastLsn: number, term: number): Promise<string | null> {
     return this.replica().promotable(lastLsn, term);
+  }
+
+  /**
+   * Fault hook: lose this node (a region gone) or bring it back. Lost, it
+   * resets and answers nothing until restored (the front door checks the
+   * cluster's debug_fault_injection first).
+   */
+  async setLost(lost: boolean): Promise<void> {
+    this.store.setMeta("lost", lost ? "1" : "0");
+    await this.ctx.storage.sync();
+    this.ctx.abort(lost ? "lost through the fault route" : "restored through the fault route");
+  }
+
+  /** Fault hook: cut this node off from the other members, or heal it; clients still reach it. */
+  async setPartitioned(partitioned: boolean): Promise<void> {
+    this.partitioned = partitioned;
+    this.store.setMeta("partitioned", partitioned ? "1" : "0");
+    if (!partitioned && this.role?.kind === "master") {
+      for (const entry of this.role.core.replicas.all()) entry.relay.retryNow(true);
+    }
   }
 
   appliedPosition() {

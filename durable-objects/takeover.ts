@@ -5,6 +5,7 @@
  * The node then restarts as master and commits the term's first record.
  */
 import type { HandoverState } from "../core/handover";
+import { fencedLeasesEnd } from "../core/quorum";
 import { tunablesFromStored } from "../core/tunables";
 import type { NodeStore } from "./node-store";
 
@@ -27,9 +28,9 @@ export function installHandover(
   const { handover, now } = takeover;
   const kv = storage.kv;
   storage.transactionSync(() => {
-    for (const [key] of kv.list({ prefix: "t:" })) kv.delete(key);
+    for (const key of [...kv.list({ prefix: "t:" })].map(([k]) => k)) kv.delete(key);
     for (const [name, value] of Object.entries(handover.tunables)) kv.put(`t:${name}`, value);
-    for (const [key] of kv.list({ prefix: "s:" })) kv.delete(key);
+    for (const key of [...kv.list({ prefix: "s:" })].map(([k]) => k)) kv.delete(key);
     for (const r of handover.replicas) store.saveReplicaState(r.id, r.state, r.reason);
     store.setMeta("next_replica", String(handover.nextReplica));
     const meta = { message_faults: handover.messageFaults, lease_removals: handover.leaseRemovals };
@@ -37,11 +38,20 @@ export function installHandover(
       if (value === null) kv.delete(`m:${key}`);
       else store.setMeta(key, value);
     }
-    // The old master's leases may still run: the new one counts none as over
-    // for two lease periods (lease-memory.ts), as after a restart of its own.
+    // The old master's leases may still run. After a handover it says until
+    // when (it granted none after); after a promotion without it, every lease
+    // it could have granted ends within its contact window and one lease from
+    // the fence (core/quorum.ts), at the longest lease length of its term.
+    // The new master counts none as over before then (lease-memory.ts).
     const rows = Object.entries(handover.tunables).map(([name, value]) => ({ name, value }));
     const leaseMs = tunablesFromStored(rows).coherency_lease_ms;
-    store.setMeta("lease_horizon", String(now + 2 * leaseMs));
+    const horizon =
+      handover.leaseUntil > 0
+        ? Math.max(handover.leaseUntil, now + leaseMs)
+        : fencedLeasesEnd(now, Math.max(leaseMs, handover.maxLeaseMs));
+    store.setMeta("lease_horizon", String(horizon));
+    // This term's longest lease so far is the one it starts with.
+    store.setMeta("max_lease_ms", String(leaseMs));
     store.setMeta("term", String(takeover.term));
     store.setMeta("term_start", String(handover.lastLsn + 1));
     store.setMeta("member", takeover.self);

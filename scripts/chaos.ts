@@ -85,6 +85,7 @@ try {
     replicaCrashes: true,
     partitions: true,
     promotions: true,
+    masterLosses: true,
     messages: CHAOS_MESSAGES,
     tunables: { ...CHAOS_TUNABLES, ...(JSON.parse(values.tunables) as Record<string, unknown>) },
     convergeMs: 60_000,

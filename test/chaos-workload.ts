@@ -48,6 +48,11 @@ export interface ChaosOptions {
   partitions: boolean;
   /** Promote a replica (named, or the master's choice) while clients write and read. */
   promotions?: boolean;
+  /**
+   * Lose the master (it answers nothing), promote without it, and bring it
+   * back a while later: it must rejoin as a replica.
+   */
+  masterLosses?: boolean;
   /** Message fault probabilities (the seed is the run's). */
   messages: Omit<MessageFaultConfig, "seed">;
   tunables: Record<string, unknown>;
@@ -102,7 +107,7 @@ const MAX_ATTEMPTS = 40;
 const READ_SCOPE = 24;
 
 interface Status {
-  master: { lsn: number; term: number; epoch: number };
+  master: { id: string; lsn: number; term: number; epoch: number };
   replicas: {
     id: string;
     state: string;
@@ -129,10 +134,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     midBatchCrash: 0,
     partition: 0,
     promotion: 0,
+    masterLoss: 0,
   };
-  /** Message faults and catch-up counts by master incarnation: they reset when the master restarts. */
-  const byEpoch = new Map<number, Record<string, number>>();
-  const catchUpByEpoch = new Map<number, { snapshots: number; pullBatches: number }>();
+  /**
+   * Message faults and catch-up counts by master incarnation (member and
+   * epoch): they reset when a master restarts, and each master counts its own.
+   */
+  const byEpoch = new Map<string, Record<string, number>>();
+  const catchUpByEpoch = new Map<string, { snapshots: number; pullBatches: number }>();
 
   /** Admin calls are retried: the master may be restarting. */
   const adminCall = async (method: string, path: string, body?: unknown) => {
@@ -155,8 +164,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   };
   const status = async () => (await mustAdmin("GET", "/status")) as Status;
   const noteFaults = (s: Status) => {
-    if (s.faults !== undefined) byEpoch.set(s.master.epoch, { ...s.faults.injected });
-    catchUpByEpoch.set(s.master.epoch, {
+    const incarnation = `${s.master.id}:${s.master.epoch}`;
+    if (s.faults !== undefined) byEpoch.set(incarnation, { ...s.faults.injected });
+    catchUpByEpoch.set(incarnation, {
       snapshots: s.replicas.reduce((n, r) => n + (r.snapshots ?? 0), 0),
       pullBatches: s.replicas.reduce((n, r) => n + (r.pullBatches ?? 0), 0),
     });
@@ -287,10 +297,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
    * master's relays: nothing is left to heal.
    */
   const heal = async (id: string, route: string) => {
-    const res = await adminCall("POST", `/replicas/${id}/${route}`);
+    const path = route === "restore" ? `/members/${id}/restore` : `/replicas/${id}/${route}`;
+    const res = await adminCall("POST", path);
     if (res.status >= 300 && res.status !== 404) {
       throw new Error(`POST /replicas/${id}/${route}: ${res.status} ${JSON.stringify(res.body)}`);
     }
+  };
+  const lost = new Set<string>();
+  const restoreMember = async (id: string) => {
+    if (!lost.has(id)) return;
+    await heal(id, "restore");
+    lost.delete(id);
   };
   const startReplica = async (id: string) => {
     if (!stopped.has(id)) return;
@@ -311,12 +328,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ...(options.partitions ? ["partition"] : []),
       // Twice: a promotion is refused now and then (no coherent candidate at that moment).
       ...(options.promotions ? ["promotion", "promotion"] : []),
+      ...(options.masterLosses ? ["masterLoss"] : []),
     ];
     let replicasNow = replicaIds;
+    let round: string[] = [];
     while (running() && kinds.length > 0) {
       await sleep(options.faultEveryMs * (0.5 + rng()));
       if (!running()) return;
-      const kind = kinds[Math.floor(rng() * kinds.length)];
+      // Kinds come in seeded shuffles of the whole list: every kind occurs in every round.
+      if (round.length === 0) round = shuffled(kinds, rng);
+      const kind = round.pop();
       // The replicas of the master now: a promotion changes who they are.
       const listed = await adminCall("GET", "/replicas");
       if (listed.status === 200) replicasNow = (listed.body as { replicas: string[] }).replicas;
@@ -346,6 +367,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         }));
         if (res.status === 200) tally.promotion++;
         else log(`promotion refused: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      } else if (kind === "masterLoss" && lost.size === 0) {
+        const res = await adminCall("POST", "/master/lose");
+        const id = (res.body as { lost?: string }).lost;
+        if (res.status === 202 && id !== undefined) {
+          lost.add(id);
+          tally.masterLoss++;
+          // Promoted without it (the promote route finds it does not answer).
+          const promoted = await send("POST", `${admin}/promote`, {}).catch((error: unknown) => ({
+            status: 0,
+            body: String(error),
+          }));
+          if (promoted.status !== 200) {
+            log(
+              `promotion without the lost master refused: ${promoted.status} ${JSON.stringify(promoted.body).slice(0, 300)}`,
+            );
+          }
+          starts.push(sleep(downMs).then(() => restoreMember(id)));
+        }
       } else if (kind === "replicaCrash") {
         const res = await adminCall("POST", `/replicas/${id}/crash`, { midBatch });
         if (res.status === 202) tally[midBatch ? "midBatchCrash" : "replicaCrash"]++;
@@ -393,6 +432,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await Promise.all(starts);
   for (const id of [...stopped]) await startReplica(id);
   for (const id of [...cut]) await connectReplica(id);
+  for (const id of [...lost]) await restoreMember(id);
   const unrecovered = await converge(status, noteFaults, options.convergeMs);
   stopping = true;
   await watcher;
@@ -423,6 +463,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     registers: { events, counts: registers.counts },
     linearizability,
   };
+}
+
+function shuffled<T>(items: readonly T[], rng: Rng): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rng() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
 }
 
 /** Every member of a cluster whose first master is node-0. */

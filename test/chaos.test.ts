@@ -37,6 +37,7 @@ async function chaos(
     replicaCrashes: true,
     partitions: true,
     promotions: true,
+    masterLosses: true,
     messages: CHAOS_MESSAGES,
     tunables: { ...CHAOS_TUNABLES, ...tunables },
     convergeMs: 30_000,
@@ -82,6 +83,7 @@ function expectNothingBroken(report: ChaosReport): void {
     "replicaStop",
     "partition",
     "promotion",
+    "masterLoss",
     "drop",
     "delay",
     "duplicate",
@@ -93,7 +95,7 @@ function expectNothingBroken(report: ChaosReport): void {
 }
 
 describe("chaos, 4 replicas", () => {
-  it("with master crashes, promotions, replica stops, crashes and partitions, and lost, late, duplicated and reordered messages, no acked write is lost or duplicated, no strong read is stale and every register key is linearizable", async () => {
+  it("with master crashes, promotions, lost masters, replica stops, crashes and partitions, and lost, late, duplicated and reordered messages, no acked write is lost or duplicated, no strong read is stale and every register key is linearizable", async () => {
     expectNothingBroken(await chaos(20261129, 1000));
   }, 150_000);
 
@@ -109,6 +111,7 @@ describe("chaos, 4 replicas", () => {
         replicaCrashes: false,
         partitions: false,
         promotions: false,
+        masterLosses: false,
         messages: { drop: 0, delay: 0, delayMs: 0, duplicate: 0, reorder: 0 },
       },
     );

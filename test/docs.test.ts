@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
 import api from "../docs/api.md?raw";
 import architecture from "../docs/architecture.md?raw";

@@ -71,7 +71,13 @@ describe("replica crash, 4 replicas", () => {
     const ns = env.NODE;
     const isArmed = () =>
       runInDurableObject(ns.get(ns.idFromName(nodeObjectName(c, "replica-2"))), (instance) =>
-        Reflect.get(Reflect.get(instance as unknown as object, "role") as object, "crashMidBatch"),
+        Reflect.get(
+          Reflect.get(
+            Reflect.get(instance as unknown as object, "role") as object,
+            "fault",
+          ) as object,
+          "crashMidBatch",
+        ),
       );
     expect(await isArmed()).toBe(true);
     // Several records in flight at once, so the batch that crashes carries more than one.

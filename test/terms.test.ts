@@ -1,29 +1,48 @@
 import { describe, expect, it } from "vitest";
 import { compareAndSet, firstRecord } from "../core/directory-record";
 import { chooseCandidate, inheritedReplicas } from "../core/handover";
-import { judgeTerm } from "../core/terms";
+import { judgeTerm, newerLog } from "../core/terms";
 
 describe("term fencing (core/terms.ts)", () => {
   it("refuses an older term, whatever the message carries", () => {
-    expect(judgeTerm(3, { term: 2, termStartLsn: 1 }, 10)).toEqual({
+    expect(judgeTerm(3, 3, { term: 2, termStartLsn: 1 }, 10)).toEqual({
       kind: "refuse",
       knownTerm: 3,
     });
-    expect(judgeTerm(3, { term: 0, termStartLsn: 0 }, 0)).toEqual({ kind: "refuse", knownTerm: 3 });
+    expect(judgeTerm(3, 3, { term: 0, termStartLsn: 0 }, 0)).toEqual({
+      kind: "refuse",
+      knownTerm: 3,
+    });
   });
 
   it("takes the same term as it is", () => {
-    expect(judgeTerm(2, { term: 2, termStartLsn: 5 }, 100)).toEqual({ kind: "same" });
+    expect(judgeTerm(2, 2, { term: 2, termStartLsn: 5 }, 100)).toEqual({ kind: "same" });
   });
 
   it("adopts a newer term when its log ends before the term's first record", () => {
-    expect(judgeTerm(1, { term: 2, termStartLsn: 11 }, 10)).toEqual({ kind: "adopt" });
-    expect(judgeTerm(0, { term: 1, termStartLsn: 1 }, 0)).toEqual({ kind: "adopt" });
+    expect(judgeTerm(1, 1, { term: 2, termStartLsn: 11 }, 10)).toEqual({ kind: "adopt" });
+    expect(judgeTerm(0, 0, { term: 1, termStartLsn: 1 }, 0)).toEqual({ kind: "adopt" });
   });
 
   it("a log that reaches the new term's first LSN under an older term has a tail that no longer exists", () => {
-    expect(judgeTerm(1, { term: 2, termStartLsn: 11 }, 11).kind).toBe("diverged-tail");
-    expect(judgeTerm(1, { term: 3, termStartLsn: 11 }, 40).kind).toBe("diverged-tail");
+    expect(judgeTerm(1, 1, { term: 2, termStartLsn: 11 }, 11).kind).toBe("diverged-tail");
+    expect(judgeTerm(1, 1, { term: 3, termStartLsn: 11 }, 40).kind).toBe("diverged-tail");
+  });
+});
+
+describe("a term adopted ahead of its first message (a promotion without the master)", () => {
+  it("is checked against the log when that message comes", () => {
+    // Fenced into term 3 by the promotion; its log reaches the term's first LSN: a stale tail.
+    expect(judgeTerm(3, 2, { term: 3, termStartLsn: 11 }, 11).kind).toBe("diverged-tail");
+    expect(judgeTerm(3, 2, { term: 3, termStartLsn: 11 }, 10)).toEqual({ kind: "adopt" });
+    // Once checked, the term's later messages are the same term.
+    expect(judgeTerm(3, 3, { term: 3, termStartLsn: 11 }, 40)).toEqual({ kind: "same" });
+  });
+
+  it("the newer log is the later last term, then the longer", () => {
+    expect(newerLog({ lastTerm: 3, lastLsn: 2 }, { lastTerm: 2, lastLsn: 9 })).toBe(true);
+    expect(newerLog({ lastTerm: 2, lastLsn: 9 }, { lastTerm: 2, lastLsn: 8 })).toBe(true);
+    expect(newerLog({ lastTerm: 2, lastLsn: 8 }, { lastTerm: 2, lastLsn: 8 })).toBe(false);
   });
 });
 
@@ -36,6 +55,8 @@ describe("the directory's compare-and-set (core/directory-record.ts)", () => {
     nextReplica: 5,
     messageFaults: null,
     leaseRemovals: null,
+    leaseUntil: 0,
+    maxLeaseMs: 500,
   };
 
   it("starts at term 1 with node-0", () => {

@@ -41,7 +41,8 @@ describe("defaultTunables", () => {
       heartbeat_ms: 200,
       logput_window_bytes: 4_000_000,
       slow_replica_factor: 2.0,
-      durable_lsns: false,
+      // On: an acknowledged write is on a majority, which promotion without the master needs.
+      durable_lsns: true,
       commit_timeout_ms: 30_000,
       idempotency_retention_ms: 86_400_000,
       relay_window: 8,

@@ -197,6 +197,7 @@ describe("4 replicas, sync modes", () => {
   it("none answers after the local commit even with every replica stopped", async () => {
     const c = await setup("none", {
       sync_mode: "none",
+      durable_lsns: false,
       rep_timeout_ms: 5000,
       debug_fault_injection: true,
     });
@@ -213,6 +214,7 @@ describe("4 replicas, sync modes", () => {
   it("back to full sync, replicas that missed acknowledged writes rejoin only after catching up", async () => {
     const c = await setup("modes", {
       sync_mode: "none",
+      durable_lsns: false,
       coherency_rejoin_penalty_ms: 0,
       debug_fault_injection: true,
     });

@@ -75,7 +75,11 @@ export async function onMaster<T>(
   try {
     return await act(memberStub(env, cluster, record.master));
   } catch (error) {
-    if (!isNotMaster(error)) throw error;
+    if (!isNotMaster(error)) {
+      // A master that does not answer may have been replaced: the next request asks again.
+      forgetMaster(cluster);
+      throw error;
+    }
   }
   forgetMaster(cluster);
   const fresh = await masterRecord(env, cluster, true);

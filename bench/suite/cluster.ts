@@ -138,6 +138,31 @@ export class ClusterClient {
     return JSON.parse(text) as { master: string; term: number };
   }
 
+  /** Fault route: the master is lost (answers nothing from now on). */
+  async loseMaster(): Promise<void> {
+    const response = await fetch(`${this.url}/admin/clusters/${this.name}/master/lose`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    });
+    if (response.status !== 202)
+      throw new Error(`lose: ${response.status} ${await response.text()}`);
+  }
+
+  /** Waits until status names a master of at least `term` (automatic promotion). */
+  async waitForTerm(term: number, timeoutMs: number): Promise<{ master: string; term: number }> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const s = (await this.status()) as Status & { master: { id: string } };
+        if (s.master.term >= term) return { master: s.master.id, term: s.master.term };
+      } catch {
+        // No master answers yet.
+      }
+      if (Date.now() >= until) throw new Error(`no master of term ${term} within ${timeoutMs} ms`);
+      await sleep(50);
+    }
+  }
+
   /** A strong read through the data route. */
   async query(sql: string): Promise<Record<string, unknown>[]> {
     const response = await fetch(`${this.url}/v1/clusters/${this.name}/query`, {

@@ -16,6 +16,7 @@ import {
 import { compareChecksums, type VerifyReport } from "../../core/verify";
 import { nodeChecksums } from "../sqlite/checksums";
 import type { MasterCore } from "./core";
+import { membershipRefusal } from "./config";
 import { Relay } from "./relay";
 import { replicaStatuses } from "./replica-status";
 import { emptyProgress } from "./snapshot-stream";
@@ -85,10 +86,20 @@ export class MasterAdmin {
   ): Promise<Result<Record<TunableName, TunableDescription>>> {
     try {
       this.core.ensureCluster(cluster);
+      const refused = this.core.writeRefusal();
+      if (refused !== null) throw refused;
       const { next, changed } = applyPatch(this.core.tunables, patch);
       const values: Record<string, unknown> = {};
       for (const name of changed) values[name] = next[name];
       const from = this.core.tunables.sync_mode;
+      // The lease length in effect until now stays on record (leases granted at it
+      // may run), and a longer one is published before any lease of that length
+      // goes out: a promotion without this master must wait for it.
+      const longest = this.core.maxLeaseMs();
+      if (next.coherency_lease_ms > longest) {
+        this.core.store.setMeta("max_lease_ms", String(next.coherency_lease_ms));
+        await this.core.publishConfig();
+      }
       await this.core.modeSwitch.before(from, next.sync_mode);
       this.core.ctx.storage.transactionSync(() => this.core.store.saveTunables(values));
       this.core.tunables = next;
@@ -103,6 +114,8 @@ export class MasterAdmin {
       }
       // Replicas read their settings from every message: a heartbeat carries the change now.
       for (const entry of this.core.replicas.all()) entry.relay.heartbeatIfDue();
+      // A promotion without this master takes the tunables from the directory.
+      await this.core.publishConfig();
       return ok(describeTunables(next));
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
@@ -130,18 +143,34 @@ export class MasterAdmin {
    * Adds a replica to the sanctioned set (ids are never reused). It starts
    * incoherent and is bootstrapped from a snapshot, then rejoins once caught up.
    */
-  async addReplica(cluster: string): Promise<{ id: string; replicas: string[] }> {
-    this.core.ensureCluster(cluster);
-    const next = Number(this.core.store.getMeta("next_replica") ?? "1");
-    const id = replicaId(next);
-    this.core.ctx.storage.transactionSync(() => {
-      this.core.store.saveReplicaState(id, "incoherent", "new");
-      this.core.store.setMeta("next_replica", String(next + 1));
-    });
-    this.core.replicas.add(id, "incoherent", "new", new Relay(id, this.core.relayHost), 0);
-    if (this.core.lsn > 0) this.core.requestSnapshot(id);
-    else this.core.replicas.get(id)?.relay.pump();
-    return { id, replicas: this.core.replicas.ids() };
+  async addReplica(cluster: string): Promise<Result<{ id: string; replicas: string[] }>> {
+    try {
+      this.core.ensureCluster(cluster);
+      const refused = this.core.writeRefusal();
+      if (refused !== null) throw refused;
+      const next = Number(this.core.store.getMeta("next_replica") ?? "1");
+      const id = replicaId(next);
+      const after = [...this.core.replicas.ids(), id];
+      const unsafe = membershipRefusal(
+        this.core.tunables,
+        this.core.answeredHighLsn,
+        after.map((r) => this.core.replicas.get(r)?.relay.ackedLsn ?? 0),
+      );
+      if (unsafe !== null) throw unsafe;
+      // In the directory first: a promotion without this master must count it.
+      await this.core.publishConfig(after, next + 1);
+      this.core.ctx.storage.transactionSync(() => {
+        this.core.store.saveReplicaState(id, "incoherent", "new");
+        this.core.store.setMeta("next_replica", String(next + 1));
+      });
+      this.core.replicas.add(id, "incoherent", "new", new Relay(id, this.core.relayHost), 0);
+      if (this.core.lsn > 0) this.core.requestSnapshot(id);
+      else this.core.replicas.get(id)?.relay.pump();
+      return ok({ id, replicas: this.core.replicas.ids() });
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error);
+      throw error;
+    }
   }
 
   /**
@@ -157,6 +186,17 @@ export class MasterAdmin {
       this.core.ensureCluster(cluster);
       const entry = this.core.replicas.get(id);
       if (entry === undefined) throw new ApiError("NOT_FOUND", `no replica ${id} in ${cluster}`);
+      const refused = this.core.writeRefusal();
+      if (refused !== null) throw refused;
+      const after = this.core.replicas.ids().filter((r) => r !== id);
+      const unsafe = membershipRefusal(
+        this.core.tunables,
+        this.core.answeredHighLsn,
+        after.map((r) => this.core.replicas.get(r)?.relay.ackedLsn ?? 0),
+      );
+      if (unsafe !== null) throw unsafe;
+      // Out of the directory first: a promotion without this master must not count it.
+      await this.core.publishConfig(after);
       this.core.replicas.markIncoherent(entry, "removed");
       this.core.replicas.remove(id);
       entry.relay.retire();

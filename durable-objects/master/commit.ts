@@ -103,6 +103,24 @@ export function commitLocal(
   }
 }
 
+/** A record with no entries (a term's first record): it only takes its place in the log. */
+export function commitEmpty(
+  storage: DurableObjectStorage,
+  node: SqlNode,
+  store: NodeStore,
+  at: { lsn: number; term: number; logEnd: number },
+): Committed {
+  return commitLocal(storage, node, store, {
+    ...at,
+    statements: [],
+    format: "objects",
+    key: undefined,
+    requestHash: "",
+    statementMinRows: 0,
+    recordMaxBytes: Number.MAX_SAFE_INTEGER,
+  });
+}
+
 /**
  * The newest log records in memory, for the relays' live sends, bounded by
  * count and by bytes: a commit of megabytes does not pin megabytes for long.
@@ -150,6 +168,11 @@ export class LogTail {
       out.push(held.record);
     }
     return out;
+  }
+
+  /** The term of a record held here, if it is. */
+  termAt(lsn: number): number | undefined {
+    return this.records.get(lsn)?.record.term;
   }
 
   get heldBytes(): number {

@@ -17,14 +17,15 @@ import { type NodeStub, nodeStub } from "../node-rpc";
 import type { NodeStore } from "../node-store";
 import type { SqlNode } from "../sqlite/schema";
 import { ApiError } from "../../core/errors";
-import { LogTail, commitLocal } from "./commit";
+import { maxLeaseMs, publishConfig } from "./config";
+import { LogTail, commitEmpty } from "./commit";
 import { MessageFaults } from "./fault-link";
 import { MasterMetrics } from "./metrics";
 import { MasterReadBarrier } from "./read-barrier";
 import { Relay, type RelayHost } from "./relay";
 import { ReplicaSet } from "./replica-set";
 import { SnapshotSource } from "./snapshot-source";
-import { emptyProgress, type SnapshotProgress, streamSnapshot } from "./snapshot-stream";
+import { type SnapshotProgress, SnapshotStreams } from "./snapshot-stream";
 import { SyncModeSwitch } from "./sync-mode-switch";
 import { TimedJobs } from "./timed-jobs";
 import { Waiter, type WaitPath } from "./waiter";
@@ -63,6 +64,7 @@ export class MasterCore {
   /** Each replica's snapshot streams: the current one and failures since the master started. */
   readonly snapshotProgress = new Map<string, SnapshotProgress>();
   readonly writers = new Semaphore(8);
+  readonly snapshotStreams: SnapshotStreams;
   readonly replicas: ReplicaSet;
   readonly tail = new LogTail(
     () => TAIL_CACHE_RECORDS,
@@ -92,14 +94,17 @@ export class MasterCore {
     readonly node: SqlNode,
     readonly store: NodeStore,
     runJob: JobRunner,
-    /** The node restarts into the replica role. */
-    private readonly onStepDown: () => void,
+    /** The node resets and starts again in the role its storage says. */
+    private readonly restartNode: (reason: string) => void,
+    /** Fault hook: the node is cut off from the other members; its relays' calls fail. */
+    private readonly partitioned: () => boolean = () => false,
   ) {
     this.snapshots = new SnapshotSource(
       ctx.storage,
       node,
       () => this.lsn,
       () => this.logEnd,
+      (lsn) => this.store.termAt(lsn),
     );
     this.jobs = new TimedJobs(
       (at) => void ctx.storage.setAlarm(at),
@@ -123,6 +128,15 @@ export class MasterCore {
       requestPass: () => this.waiter.requestPass(),
     });
     this.strongReads = new MasterReadBarrier(this.replicas);
+    this.snapshotStreams = new SnapshotStreams({
+      ctx,
+      source: this.snapshots,
+      replicas: this.replicas,
+      store,
+      progress: this.snapshotProgress,
+      term: () => this.term,
+      failed: (id) => this.metrics.snapshotFailures.inc({ cluster: this.cluster, replica: id }),
+    });
     this.metrics = new MasterMetrics(() => this.cluster, {
       outstanding: () => this.waiter.outstanding,
       writersBusy: () => this.writers.busy,
@@ -138,6 +152,7 @@ export class MasterCore {
     this.waiter = new Waiter(this.replicas.view, {
       now: () => Date.now(),
       durableLsns: () => this.tunables.durable_lsns,
+      sanctioned: () => this.replicas.ids(),
       markIncoherent: (ids) => {
         for (const id of ids) {
           const entry = this.replicas.get(id);
@@ -189,16 +204,10 @@ export class MasterCore {
   }
 
   private commitTermStart(): void {
-    const { record, bytes } = commitLocal(this.ctx.storage, this.node, this.store, {
+    const { record, bytes } = commitEmpty(this.ctx.storage, this.node, this.store, {
       lsn: this.lsn + 1,
       term: this.term,
       logEnd: this.logEnd,
-      statements: [],
-      format: "objects",
-      key: undefined,
-      requestHash: "",
-      statementMinRows: this.tunables.replicate_statement_min_rows,
-      recordMaxBytes: this.tunables.log_record_max_bytes,
     });
     this.lsn = record.lsn;
     this.logEnd += bytes;
@@ -225,8 +234,18 @@ export class MasterCore {
     this.ctx.storage.transactionSync(() => {
       this.store.setMeta("role", "replica");
       this.store.setMeta("term", String(Math.max(term, this.term)));
+      // Its log is checked against the new term's first LSN when that term's master writes.
+      this.store.setMeta("term_checked", String(this.term));
     });
-    this.onStepDown();
+    this.restartNode(this.frozen);
+  }
+
+  /** Takes nothing more and resets the node, which starts again in its stored role. */
+  restart(reason: string): void {
+    this.frozen = `restarting: ${reason}`;
+    for (const entry of this.replicas.all()) entry.relay.retire();
+    this.jobs.cancelAll();
+    this.restartNode(reason);
   }
 
   ensureCluster(cluster: string): void {
@@ -264,6 +283,12 @@ export class MasterCore {
     this.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
     this.jobs.at("prune", now + this.pruneEvery());
     this.jobs.at("truncate", now + TRUNCATE_EVERY_MS);
+    // What a promotion without this master would need, in the directory from the start.
+    this.ctx.waitUntil(
+      this.publishConfig().catch((error: unknown) => {
+        console.warn(`${cluster}: config not published in the directory`, error);
+      }),
+    );
   }
 
   /** What relays may ask of the master. */
@@ -280,6 +305,7 @@ export class MasterCore {
     heartbeatMs: () => this.tunables.heartbeat_ms,
     settings: () => replicaSettings(this.tunables),
     readLog: (fromLsn, maxRecords, maxBytes) => this.readLog(fromLsn, maxRecords, maxBytes),
+    termAt: (lsn) => this.tail.termAt(lsn) ?? this.store.termAt(lsn),
     grantLease: (id, throughLsn) => this.replicas.grantLease(id, throughLsn),
     commitPoint: () => this.strongReads.current(),
     knownCommitPoint: () => this.strongReads.commitPoint,
@@ -289,7 +315,12 @@ export class MasterCore {
     },
     onFailure: (id) => this.replicas.onFailure(id, Date.now()),
     newStub: (id) => this.replicaStub(id),
-    append: (id, stub, request) => this.faults.append(id, stub, request),
+    append: (id, stub, request) =>
+      this.partitioned()
+        ? Promise.reject(
+            new Error(`${this.self} is partitioned from the cluster (fault injection)`),
+          )
+        : this.faults.append(id, stub, request),
     scheduleRestart: (id, at) => this.jobs.at(`relay-restart:${id}`, at),
     truncatedThrough: () => this.truncatedThrough,
     requestSnapshot: (id) => this.requestSnapshot(id),
@@ -325,8 +356,16 @@ export class MasterCore {
     return Math.max(this.answeredHighLsn, oldest === null ? this.lsn : oldest - 1);
   }
 
-  /** Snapshots the wait set and sanctioned set now, and holds the commit in the waiter. */
-  waitFor(lsn: number, path: WaitPath, bytes = 0): Promise<Outcome> {
+  /**
+   * Snapshots the wait set and sanctioned set now, and holds the commit in the
+   * waiter. A commit of an earlier term (a retry answered from a record this
+   * master inherited) counts as acknowledged only once this term's first
+   * record is on the nodes too (Raft's rule for entries of earlier terms): a
+   * later promotion that prefers the node with the newest term then cannot
+   * pick one that lacks it.
+   */
+  waitFor(committedLsn: number, path: WaitPath, bytes = 0): Promise<Outcome> {
+    const lsn = Math.max(committedLsn, this.termStartLsn);
     const now = Date.now();
     const waitSet = this.replicas.waitSetIds(now);
     const quorum =
@@ -347,28 +386,17 @@ export class MasterCore {
 
   /** A replica needs records that are truncated, or diverged: rebuild it from a snapshot. */
   requestSnapshot(id: string): void {
-    const entry = this.replicas.get(id);
-    if (entry === undefined || entry.relay.snapshotting) return;
-    this.replicas.markIncoherent(entry, "rebuild");
-    entry.relay.startSnapshot();
-    this.ctx.waitUntil(this.streamSnapshot(id));
+    this.snapshotStreams.request(id);
   }
 
-  private async streamSnapshot(id: string): Promise<void> {
-    const entry = this.replicas.get(id);
-    if (entry === undefined) return;
-    let progress = this.snapshotProgress.get(id);
-    if (progress === undefined) {
-      progress = emptyProgress();
-      this.snapshotProgress.set(id, progress);
-    }
-    const failures = progress.failures;
-    await streamSnapshot(this.snapshots, entry.relay, progress, this.store, this.term, () => {
-      this.replicas.onAck(id, 0, false, 0);
-    });
-    if (progress.failures > failures) {
-      this.metrics.snapshotFailures.inc({ cluster: this.cluster, replica: id });
-    }
+  /** Publishes the members and tunables in the directory (master/config.ts). */
+  publishConfig(replicas?: string[], nextReplica?: number): Promise<void> {
+    return publishConfig(this, replicas ?? this.replicas.ids(), nextReplica);
+  }
+
+  /** The longest coherency_lease_ms in effect in this term (master/config.ts). */
+  maxLeaseMs(): number {
+    return maxLeaseMs(this.store, this.tunables);
   }
 
   heartbeatEvery(): number {

@@ -76,6 +76,7 @@ export class MasterFaults {
     return this.faultRoute(cluster, async () => {
       this.core.store.setMeta("message_faults", JSON.stringify(config));
       this.core.faults.configure(config);
+      await this.core.publishConfig();
       return { messages: config };
     });
   }

@@ -68,10 +68,15 @@ export class MasterHandover {
       term = outcome.record.term;
       won = outcome.ok;
     } catch (error) {
-      // The directory may or may not have moved: step down, and the restarted
-      // node learns the truth from the directory before it serves anything.
-      core.stepDown(core.term + 1);
-      throw error;
+      // The directory may or may not have moved. This master restarts in its
+      // role, which asks the directory before it sends or serves anything: it
+      // steps down if the new term began, and is master again if not.
+      core.restart(`the directory did not answer the handover: ${String(error)}`);
+      return fail(
+        new ApiError("UNAVAILABLE", "the directory did not answer the handover; retry", {
+          retryAfterSeconds: 1,
+        }),
+      );
     }
     core.stepDown(term);
     if (!won) {
@@ -115,10 +120,7 @@ export class MasterHandover {
 
   private handoverState(candidate: string): HandoverState {
     const core = this.core;
-    const tunables: Record<string, string> = {};
-    for (const [key, value] of core.ctx.storage.kv.list<string>({ prefix: "t:" })) {
-      tunables[key.slice(2)] = value;
-    }
+    const tunables = core.store.storedTunables();
     const members = core.replicas
       .all()
       .map((e) => ({ id: e.id, state: e.state, reason: e.reason }));
@@ -130,6 +132,8 @@ export class MasterHandover {
       nextReplica: Number(core.store.getMeta("next_replica") ?? 1),
       messageFaults: core.store.getMeta("message_faults"),
       leaseRemovals: core.store.getMeta("lease_removals"),
+      leaseUntil: core.replicas.latestLeaseGranted(),
+      maxLeaseMs: core.maxLeaseMs(),
     };
   }
 }

@@ -40,7 +40,10 @@ export class MasterReadBarrier {
       now,
       leasesAllowed: this.replicas.leasesAllowed(),
     });
-    if (this.point.advance(bound.point)) {
+    // Never past what a majority has (durable_lsns): a read must not return a
+    // write a promotion without this master could lose.
+    const point = Math.min(bound.point, this.replicas.durablePoint());
+    if (this.point.advance(point)) {
       this.barrier.advance(this.point.value);
       this.pumpRelaysSoon();
     }
@@ -77,14 +80,42 @@ export class MasterReadBarrier {
    * throws UNAVAILABLE when the bound runs out first (nothing was returned, so
    * nothing unacknowledged was seen).
    */
-  async settle(lsn: number): Promise<void> {
-    if (lsn <= this.current()) return;
+  async settle(lsn: number, readAt: number): Promise<void> {
     const boundMs = masterReadWaitMs(this.replicas.tunables());
-    const reached = this.barrier.reach(lsn, boundMs);
-    // Now that a read waits, a lease expiry that would move the point is watched too.
-    this.current();
-    if (await reached) return;
+    const until = Date.now() + boundMs;
+    if (lsn > this.current()) {
+      const reached = this.barrier.reach(lsn, boundMs);
+      // Now that a read waits, a lease expiry that would move the point is watched too.
+      this.current();
+      if (!(await reached)) throw this.late(lsn, boundMs);
+    }
+    await this.confirmQuorum(readAt, until, boundMs);
+  }
+
+  /**
+   * With durable_lsns the master answers a strong read itself only once a
+   * majority answered, in its term, a message sent after the read ran (Raft's
+   * read index): a majority that moved to a newer term before then would have
+   * refused, so no newer master had acknowledged anything when the read ran.
+   * Under traffic and heartbeats the messages are on their way already;
+   * otherwise every relay is asked for one now.
+   */
+  private async confirmQuorum(readAt: number, until: number, boundMs: number): Promise<void> {
+    if (this.replicas.answeredSince(readAt)) return;
+    for (const entry of this.replicas.all()) entry.relay.heartbeatNow();
+    while (Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      if (this.replicas.answeredSince(readAt)) return;
+    }
     throw new ApiError(
+      "UNAVAILABLE",
+      `the master has not heard from a majority of the cluster within ${boundMs} ms, so it may no longer be the master; retry`,
+      { retryAfterSeconds: 1 },
+    );
+  }
+
+  private late(lsn: number, boundMs: number): ApiError {
+    return new ApiError(
       "UNAVAILABLE",
       `the read ran at LSN ${lsn}, and the commit point (LSN ${this.point.value}) did not reach it within ${boundMs} ms; retry`,
       { retryAfterSeconds: 1, lsn, commitPoint: this.point.value },

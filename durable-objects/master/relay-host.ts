@@ -29,6 +29,8 @@ export interface RelayHost {
   heartbeatMs(): number;
   settings(): ReplicaSettings;
   readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[];
+  /** The term of the master's record `lsn` (0 when truncated past it or before the first). */
+  termAt(lsn: number): number;
   /**
    * Lease to grant with a message sent now, which brings the replica through
    * `throughLsn` if it applies (0 when the replica may not serve strong reads).

@@ -38,6 +38,11 @@ export class RelayLink {
   protected retryAt: number | null = null;
   lastSentAt = 0;
   lastAckAt: number | null = null;
+  /**
+   * Send time of the latest message the replica answered in this term (a
+   * refusal is no answer): what quorum contact counts (core/quorum.ts).
+   */
+  answeredSentAt = 0;
   /** Last time the replica answered anything (reachability, not progress). */
   lastHeardAt: number | null = null;
   lastError: string | null = null;
@@ -217,6 +222,7 @@ export class RelayLink {
       commitPoint,
       settings: this.host.settings(),
       records,
+      ...(records[0] === undefined ? {} : { prevTerm: this.host.termAt(records[0].lsn - 1) }),
       truncatedThrough: this.host.truncatedThrough(),
       pull: this.pulling,
       ackedLsn: this.ackedLsn,
@@ -257,6 +263,7 @@ export class RelayLink {
     }
     const now = this.host.now();
     this.lastHeardAt = now;
+    if (sentAt > this.answeredSentAt) this.answeredSentAt = sentAt;
     this.skipped += response.skipped;
     if (generation === this.generation) {
       if (this.sentLsn === null) {
@@ -291,6 +298,7 @@ export class RelayLink {
     this.ackCalls++;
     const now = this.host.now();
     this.lastHeardAt = now;
+    if (response.echoSentAt > this.answeredSentAt) this.answeredSentAt = response.echoSentAt;
     this.takeAck(response, true, now);
     this.pump();
   }

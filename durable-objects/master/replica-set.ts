@@ -7,6 +7,7 @@
  */
 import type { NodeView } from "../../core/ack-book";
 import type { LeaseNode } from "../../core/commit-point";
+import { CONTACT_WINDOW_LEASES, durablePoint, hasQuorumContact } from "../../core/quorum";
 import { findSlowReplica } from "../../core/slow-replica";
 import type { ReplicaState } from "../../core/status";
 import type { Tunables } from "../../core/tunables";
@@ -210,6 +211,7 @@ export class ReplicaSet {
     if (entry === undefined || entry.state !== "coherent" || !this.leasesAllowed()) return 0;
     if (Math.max(entry.relay.ackedLsn, throughLsn) < this.host.leaseFloor()) return 0;
     const now = Date.now();
+    if (!this.quorumContact(now)) return 0;
     const leaseMs = this.host.tunables().coherency_lease_ms;
     const until = now + leaseMs;
     // Remembered before the message leaves (its output gate waits for the write).
@@ -220,6 +222,31 @@ export class ReplicaSet {
 
   leasesAllowed(): boolean {
     return this.host.leasesAllowed();
+  }
+
+  /** With durable_lsns: whether a majority answered within the contact window (core/quorum.ts). */
+  quorumContact(now: number): boolean {
+    const t = this.host.tunables();
+    return this.answeredSince(now - CONTACT_WINDOW_LEASES * t.coherency_lease_ms);
+  }
+
+  /** With durable_lsns: whether a majority answered, in this term, a message sent at or after `since`. */
+  answeredSince(since: number): boolean {
+    if (!this.host.tunables().durable_lsns) return true;
+    return hasQuorumContact(
+      this.all().map((e) => e.relay.answeredSentAt),
+      since,
+    );
+  }
+
+  /** With durable_lsns, the highest LSN a majority has; else the master's LSN. */
+  durablePoint(): number {
+    const lsn = this.host.masterLsn();
+    if (!this.host.tunables().durable_lsns) return lsn;
+    return durablePoint(
+      lsn,
+      this.all().map((e) => e.relay.ackedLsn),
+    );
   }
 
   /** Every replica the commit point must consider, removed ones whose lease may still run included. */

@@ -30,11 +30,12 @@ export class MasterRole {
     env: Env,
     node: SqlNode,
     store: NodeStore,
-    onStepDown: () => void,
+    restartNode: (reason: string) => void,
+    partitioned: () => boolean,
   ) {
     // A master's triggers fire: the flag a replica keeps set goes.
     ctx.storage.transactionSync(() => ensureMasterFlag(node.sql));
-    this.core = new MasterCore(ctx, env, node, store, runJob, onStepDown);
+    this.core = new MasterCore(ctx, env, node, store, runJob, restartNode, partitioned);
     this.writes = new MasterWrites(this.core);
     this.admin = new MasterAdmin(this.core);
     this.faults = new MasterFaults(this.core);

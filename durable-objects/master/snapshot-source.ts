@@ -35,6 +35,7 @@ export class SnapshotSource {
     private readonly node: SqlNode,
     private readonly currentLsn: () => number,
     private readonly currentLogEnd: () => number,
+    private readonly termAt: (lsn: number) => number,
   ) {}
 
   /** The LSN of the live snapshot, whose log records after it must be kept. */
@@ -88,6 +89,7 @@ export class SnapshotSource {
         id: crypto.randomUUID(),
         lsn: this.currentLsn(),
         logEnd: this.currentLogEnd(),
+        lastTerm: this.termAt(this.currentLsn()),
         tables,
         objects,
         sequence: readSequence(this.node),

@@ -7,6 +7,7 @@
  */
 import type { NodeStore } from "../node-store";
 import type { Relay } from "./relay";
+import type { ReplicaSet } from "./replica-set";
 import type { SnapshotSource } from "./snapshot-source";
 
 /** Bytes of row images in one `rows` message. */
@@ -79,6 +80,7 @@ export async function streamSnapshot(
       id: plan.id,
       lsn: plan.lsn,
       logEnd: plan.logEnd,
+      lastTerm: plan.lastTerm,
       tables: plan.tables.map((t) => ({ name: t.name })),
       objects: plan.objects,
       sequence: plan.sequence,
@@ -93,5 +95,45 @@ export async function streamSnapshot(
     progress.failures++;
     progress.lastError = error instanceof Error ? error.message : String(error);
     relay.abortSnapshot(error);
+  }
+}
+
+export interface SnapshotStreamsHost {
+  ctx: DurableObjectState;
+  source: SnapshotSource;
+  replicas: ReplicaSet;
+  store: NodeStore;
+  /** Each replica's snapshot streams: the current one and failures since the master started. */
+  progress: Map<string, SnapshotProgress>;
+  term(): number;
+  failed(id: string): void;
+}
+
+/** A replica rebuilt from a snapshot: marked incoherent, its relay held, the stream run. */
+export class SnapshotStreams {
+  constructor(private readonly host: SnapshotStreamsHost) {}
+
+  request(id: string): void {
+    const entry = this.host.replicas.get(id);
+    if (entry === undefined || entry.relay.snapshotting) return;
+    this.host.replicas.markIncoherent(entry, "rebuild");
+    entry.relay.startSnapshot();
+    this.host.ctx.waitUntil(this.stream(id));
+  }
+
+  private async stream(id: string): Promise<void> {
+    const { replicas, progress: all, source, store } = this.host;
+    const entry = replicas.get(id);
+    if (entry === undefined) return;
+    let progress = all.get(id);
+    if (progress === undefined) {
+      progress = emptyProgress();
+      all.set(id, progress);
+    }
+    const failures = progress.failures;
+    await streamSnapshot(source, entry.relay, progress, store, this.host.term(), () => {
+      replicas.onAck(id, 0, false, 0);
+    });
+    if (progress.failures > failures) this.host.failed(id);
   }
 }

@@ -31,6 +31,8 @@ interface Held {
 export interface WaiterHooks {
   now(): number;
   durableLsns(): boolean;
+  /** The sanctioned replicas now (membership may change while commits wait). */
+  sanctioned?(): readonly string[];
   /** Replicas the pass found behind a due deadline: the master marks them incoherent. */
   markIncoherent(ids: Set<string>): void;
   /** When the next pass has something to decide (a deadline or a lease expiry). */
@@ -111,7 +113,11 @@ export class Waiter {
       return;
     }
     const now = this.hooks.now();
-    const result = this.book.pass(this.view, { now, durableLsns: this.hooks.durableLsns() });
+    const result = this.book.pass(this.view, {
+      now,
+      durableLsns: this.hooks.durableLsns(),
+      sanctionedNow: this.hooks.sanctioned?.(),
+    });
     this.passes++;
     this.comparisons += result.comparisons;
     this.checked += result.checked;

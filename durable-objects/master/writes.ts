@@ -221,16 +221,20 @@ export class MasterWrites {
     const through = records[records.length - 1]?.lsn ?? request.fromLsn - 1;
     const caughtUp = through >= this.core.lsn;
     if (caughtUp) entry.relay.resumeLive(through);
-    return { records, masterLsn: this.core.lsn, caughtUp };
+    const prevTerm = this.core.store.termAt(request.fromLsn - 1);
+    return { records, prevTerm, masterLsn: this.core.lsn, caughtUp };
   }
 
   async query(request: QueryRequest): Promise<Result<QueryResponse>> {
     try {
       this.core.ensureCluster(request.cluster);
+      const readAt = Date.now();
       const result = runQuery(this.core.node, request.sql, request.params, request.format);
       // The rows are the state at this LSN; a strong read answers once it is acknowledged.
       const appliedLsn = this.core.lsn;
-      if (request.consistency === "strong") await this.core.strongReads.settle(appliedLsn);
+      if (request.consistency === "strong") {
+        await this.core.strongReads.settle(appliedLsn, readAt);
+      }
       return ok({ ...result, servedBy: "master", appliedLsn });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);

@@ -9,7 +9,7 @@
  */
 import { ApiError } from "../../core/errors";
 import { FIRST_MASTER } from "../../core/members";
-import { type TermVerdict, judgeTerm } from "../../core/terms";
+import type { TermVerdict } from "../../core/terms";
 import type {
   AppendRequest,
   AppendResponse,
@@ -23,13 +23,17 @@ import type {
 } from "../../core/protocol";
 import { nodeStub } from "../node-rpc";
 import type { NodeStore } from "../node-store";
-import { asDivergence, BatchApplier, ensureReplicaFlag, isForeignKeyError } from "../sqlite/apply";
+import { ensureReplicaFlag } from "../sqlite/apply";
 import { nodeChecksums } from "../sqlite/checksums";
 import { runQuery } from "../sqlite/query";
 import type { SqlNode } from "../sqlite/schema";
 import { type SnapshotState, snapshotStep } from "../sqlite/snapshot-install";
+import { applyRecords, logMismatch } from "./apply-batch";
 import { DeferredAcks } from "./deferred-acks";
+import { FailoverWatchdog } from "./watchdog";
 import { LogKeeper } from "./log-keeper";
+import { ReplicaFaults } from "./faults";
+import { ReplicaTerms } from "./terms";
 import { ReplicaReadGate } from "./read-gate";
 
 const PULL_BATCH_RECORDS = 1000;
@@ -40,22 +44,21 @@ export class ReplicaRole {
   readonly kind = "replica";
   private appliedLsn = 0;
   private identity = "";
-  private stopped = false;
   /** The lease, the guard band and the commit point: what a strong read here may return. */
   private readonly strongReads = new ReplicaReadGate();
   private readonly acks: DeferredAcks;
+  /** The test-only faults of this replica (stopped, slow, crashing mid-batch). */
+  readonly fault: ReplicaFaults;
+  /** master_failover_ms: how long the master has been silent (node.ts runs the promotion). */
+  readonly watchdog: FailoverWatchdog;
   private readonly log: LogKeeper;
   /** The master that sent the latest message: acks and pulls go to it. */
   private masterId = FIRST_MASTER;
-  /** The highest term this node has seen (persisted before anything of it is applied). */
-  private knownTerm: number;
+  /** The terms this node has seen and checked (replica/terms.ts). */
+  private readonly terms: ReplicaTerms;
   private pulling = false;
   /** Set while a snapshot is being installed: no applies, no reads. */
   private rebuilding = false;
-  /** Fault hook: extra sleep per message on this replica only (a slow node). */
-  private faultDelayMs = 0;
-  /** Fault hook: abort partway through the next batch. */
-  private crashMidBatch = false;
   /** The snapshot being staged, if any (kept in KV: staging survives a restart). */
   private snapshot: SnapshotState | null = null;
   /**
@@ -74,15 +77,16 @@ export class ReplicaRole {
     ctx.storage.transactionSync(() => ensureReplicaFlag(node.sql));
     this.acks = new DeferredAcks(
       (cluster) => nodeStub(env, cluster, this.masterId),
-      () => this.stopped,
+      () => this.fault.stopped,
     );
     this.log = new LogKeeper(ctx.storage, store);
+    this.watchdog = new FailoverWatchdog(ctx.storage);
     const kv = ctx.storage.kv;
     // The applied LSN is the log's: the newest record kept, or the truncation point.
     this.appliedLsn = store.lastLsn();
     this.identity = kv.get<string>("m:identity") ?? "";
-    this.knownTerm = Number(kv.get<string>("m:term") ?? 0);
-    this.stopped = kv.get<string>("m:stopped") === "1";
+    this.fault = new ReplicaFaults(ctx, node, () => this.strongReads.dropLease());
+    this.terms = new ReplicaTerms(kv);
     this.rebuilding = kv.get("m:rebuilding") !== undefined;
     this.snapshot = kv.get<SnapshotState>("m:snapshot") ?? null;
     this.diverged = kv.get<{ lsn: number; detail: string }>("m:diverged") ?? null;
@@ -96,11 +100,12 @@ export class ReplicaRole {
       await sleep(Math.min(request.holdMs, MAX_HOLD_MS));
     }
     this.acks.drain();
-    if (this.stopped) return this.refusal(request);
-    const verdict = judgeTerm(this.knownTerm, request, this.appliedLsn);
+    if (this.fault.stopped) return this.refusal(request);
+    const verdict = this.terms.judge(request, this.appliedLsn);
     if (verdict.kind === "refuse")
       return { ...this.refusal(request), staleTerm: verdict.knownTerm };
     if (verdict.kind !== "same") this.adoptTerm(request.term, verdict);
+    this.watchdog.heard(request.settings, Date.now());
     if (request.from !== this.masterId) {
       this.masterId = request.from;
       this.acks.forgetMaster();
@@ -121,10 +126,14 @@ export class ReplicaRole {
         ...(this.diverged === null ? {} : { diverged: this.diverged }),
       };
     }
-    const delay = request.settings.applyDelayMs + this.faultDelayMs;
+    const delay = request.settings.applyDelayMs + this.fault.delayMs;
     if (delay > 0) await sleep(delay);
-    if (this.stopped) return this.refusal(request);
-    const outcome = this.applyBatch(request.records);
+    if (this.fault.stopped) return this.refusal(request);
+    // A fence may have come while this message waited: its term is judged again.
+    if (request.term < this.terms.known) {
+      return { ...this.refusal(request), staleTerm: this.terms.known };
+    }
+    const outcome = this.applyBatch(request.records, request.prevTerm);
     // The lease is taken only after the records that came with it are applied.
     this.strongReads.learn(request, !outcome.gap && this.diverged === null);
     if (request.pull && request.masterLsn > this.appliedLsn && !this.rebuilding) {
@@ -161,8 +170,7 @@ export class ReplicaRole {
    * diverged, and the new master rebuilds it from a snapshot.
    */
   private adoptTerm(term: number, verdict: TermVerdict): void {
-    this.knownTerm = term;
-    this.ctx.storage.kv.put("m:term", String(term));
+    this.terms.adopt(term);
     this.strongReads.dropLease();
     if (verdict.kind === "diverged-tail" && this.diverged === null) {
       this.diverged = { lsn: this.appliedLsn, detail: verdict.detail };
@@ -171,12 +179,38 @@ export class ReplicaRole {
     }
   }
 
+  /**
+   * A promotion without the master fences this node into `term`: from now on
+   * it refuses every older term, the old master's included, and drops its
+   * lease. Answers where its log ends, and whether it could be the master.
+   */
+  prepareTerm(term: number): {
+    knownTerm: number;
+    lastTerm: number;
+    lastLsn: number;
+    refusal: string | null;
+  } {
+    // A stopped replica (a test fault: a node that is down) answers nothing.
+    if (this.fault.stopped) throw new Error("replica is stopped");
+    if (this.terms.learn(term)) this.strongReads.dropLease();
+    return {
+      knownTerm: this.terms.known,
+      lastTerm: this.store.lastTerm(),
+      lastLsn: this.appliedLsn,
+      refusal: this.promotable(this.appliedLsn, term, true),
+    };
+  }
+
+  get term(): number {
+    return this.terms.known;
+  }
+
   /** Null if this replica may become master of `term` with a log through `lastLsn`, else why not. */
   promotable(lastLsn: number, term: number, evenIfStopped = false): string | null {
-    if (this.stopped && !evenIfStopped) return "it is stopped";
+    if (this.fault.stopped && !evenIfStopped) return "it is stopped";
     if (this.rebuilding) return "it is being rebuilt from a snapshot";
     if (this.diverged !== null) return `it diverged at LSN ${this.diverged.lsn}`;
-    if (term < this.knownTerm) return `it knows term ${this.knownTerm}, later than ${term}`;
+    if (term < this.terms.known) return `it knows term ${this.terms.known}, later than ${term}`;
     if (this.appliedLsn < lastLsn) {
       return `it has applied through LSN ${this.appliedLsn}, the old master stopped at ${lastLsn}`;
     }
@@ -197,75 +231,44 @@ export class ReplicaRole {
   }
 
   /**
-   * Applies records in LSN order, all in one transaction. A record whose
-   * effects differ from the master's rolls the whole batch back and marks the
-   * replica diverged (it applies nothing more until rebuilt from a snapshot).
+   * Applies records in LSN order, all in one transaction (apply-batch.ts). A
+   * record whose effects differ from the master's rolls the whole batch back
+   * and marks the replica diverged (it applies nothing more until rebuilt).
    */
-  private applyBatch(records: readonly LogRecord[]): {
+  private applyBatch(
+    records: readonly LogRecord[],
+    prevTerm: number | undefined,
+  ): {
     gap: boolean;
     skipped: number;
     applied: number;
   } {
-    let failure: unknown;
-    try {
-      return this.applyInTransaction(records, false);
-    } catch (error) {
-      failure = error;
-      this.node.schema.invalidate();
+    const mismatch = logMismatch(this.store, records, prevTerm, this.appliedLsn);
+    if (mismatch !== null) {
+      // Not the master's log: an older master's tail, or a term this node missed.
+      this.diverged = mismatch;
+      this.ctx.storage.kv.put("m:diverged", this.diverged);
+      console.warn(`${this.identity}: ${mismatch.detail}`);
+      return { gap: false, skipped: 0, applied: 0 };
     }
-    if (isForeignKeyError(failure)) {
-      // The master's rows satisfied every foreign key when it committed; applied
-      // one by one, in its capture order, they may not at each step between. Only
-      // then are the checks deferred to the commit: the pragma expires every
-      // prepared statement, which must not happen on every batch.
-      try {
-        return this.applyInTransaction(records, true);
-      } catch (retried) {
-        failure = retried;
-        this.node.schema.invalidate();
-      }
+    const outcome = applyRecords(
+      {
+        storage: this.ctx.storage,
+        node: this.node,
+        log: this.log,
+        crashMidBatch: this.fault.crashMidBatch,
+        abort: (reason) => this.ctx.abort(reason),
+      },
+      records,
+      this.appliedLsn,
+    );
+    this.appliedLsn += outcome.applied;
+    if (outcome.diverged !== null) {
+      this.diverged = { lsn: outcome.diverged.lsn, detail: outcome.diverged.detail };
+      this.ctx.storage.kv.put("m:diverged", this.diverged);
+      console.warn(`${this.identity}: ${outcome.diverged.message}`);
     }
-    const diverged = asDivergence(failure, records);
-    if (diverged === null) throw failure;
-    this.diverged = { lsn: diverged.lsn, detail: diverged.detail };
-    this.ctx.storage.kv.put("m:diverged", this.diverged);
-    console.warn(`${this.identity}: ${diverged.message}`);
-    return { gap: false, skipped: 0, applied: 0 };
-  }
-
-  private applyInTransaction(
-    records: readonly LogRecord[],
-    deferForeignKeys: boolean,
-  ): { gap: boolean; skipped: number; applied: number } {
-    let skipped = 0;
-    let applied = 0;
-    let gap = false;
-    const storage = this.ctx.storage;
-    storage.transactionSync(() => {
-      if (deferForeignKeys) this.node.sql.exec("PRAGMA defer_foreign_keys = ON").toArray();
-      const applier = new BatchApplier(this.node);
-      for (const record of records) {
-        if (record.lsn <= this.appliedLsn + applied) {
-          skipped++;
-          continue;
-        }
-        if (record.lsn !== this.appliedLsn + applied + 1) {
-          gap = true;
-          break;
-        }
-        applier.apply(record);
-        this.log.keep(record);
-        applied++;
-        if (this.crashMidBatch && applied * 2 >= records.length) {
-          this.ctx.abort(
-            `crashed mid-batch through the fault route, ${applied} of ${records.length} records applied`,
-          );
-        }
-      }
-      applier.finish();
-    });
-    this.appliedLsn += applied;
-    return { gap, skipped, applied };
+    return outcome;
   }
 
   /**
@@ -280,17 +283,19 @@ export class ReplicaRole {
     const loop = async () => {
       try {
         for (;;) {
-          if (this.stopped) return;
+          if (this.fault.stopped) return;
           const response = (await master.pullLog({
             cluster: request.cluster,
             replicaId: request.replicaId,
             fromLsn: this.appliedLsn + 1,
             maxRecords: PULL_BATCH_RECORDS,
           })) as PullResponse;
-          if (this.stopped) return;
+          if (this.fault.stopped) return;
           if (request.settings.applyDelayMs > 0) await sleep(request.settings.applyDelayMs);
           if (response.snapshot) return;
-          this.applyBatch(response.records);
+          // A newer term than the one that asked for the pull: that master is gone.
+          if (this.terms.known > request.term) return;
+          this.applyBatch(response.records, response.prevTerm);
           if (response.caughtUp || response.records.length === 0) return;
         }
       } catch (error) {
@@ -305,7 +310,7 @@ export class ReplicaRole {
   async replicaQuery(request: QueryRequest, servedBy: string): Promise<ReplicaQueryOutcome> {
     this.acks.drain();
     this.acks.flush();
-    if (this.stopped) return { kind: "redirect", reason: "replica stopped" };
+    if (this.fault.stopped) return { kind: "redirect", reason: "replica stopped" };
     if (this.identity === "") return { kind: "redirect", reason: "replica not initialised" };
     if (this.rebuilding) return { kind: "redirect", reason: "replica rebuilding from a snapshot" };
     if (this.diverged !== null) {
@@ -336,19 +341,16 @@ export class ReplicaRole {
 
   /** One step of a rebuild from the master's snapshot (sqlite/snapshot-install.ts). */
   async installSnapshot(message: SnapshotMessage): Promise<SnapshotReply> {
-    if (this.stopped) throw new Error("replica is stopped");
+    if (this.fault.stopped) throw new Error("replica is stopped");
     const kv = this.ctx.storage.kv;
     if (message.phase === "begin") {
       // A snapshot from a master of an older term is no longer the cluster's state.
-      if (message.term < this.knownTerm) {
+      if (message.term < this.terms.known) {
         throw new Error(
-          `snapshot of term ${message.term} refused: this node knows term ${this.knownTerm}`,
+          `snapshot of term ${message.term} refused: this node knows term ${this.terms.known}`,
         );
       }
-      if (message.term > this.knownTerm) {
-        this.knownTerm = message.term;
-        kv.put("m:term", String(message.term));
-      }
+      this.terms.learn(message.term);
       this.rebuilding = true;
       this.strongReads.dropLease();
       kv.put("m:rebuilding", String(message.lsn));
@@ -368,7 +370,7 @@ export class ReplicaRole {
     const step = snapshotStep(this.ctx.storage, this.node, this.snapshot, message, () => {
       if (message.phase !== "end") return;
       // The log restarts after the snapshot: its records are in the tables now.
-      this.store.restartLog(message.lsn, message.logEnd);
+      this.store.restartLog(message.lsn, message.logEnd, message.lastTerm);
       kv.delete("m:rebuilding");
       kv.delete("m:diverged");
     });
@@ -387,44 +389,14 @@ export class ReplicaRole {
 
   /** Checksums once this replica has applied `atLsn` (waits up to `waitMs`). */
   async checksums(node: string, atLsn: number, waitMs: number): Promise<NodeChecksums> {
-    if (this.stopped) throw new Error(`${node} is stopped`);
+    if (this.fault.stopped) throw new Error(`${node} is stopped`);
     const until = Date.now() + waitMs;
     while (this.appliedLsn < atLsn && Date.now() < until) await sleep(20);
     return nodeChecksums(this.node, node, this.appliedLsn);
   }
 
-  /** Fault hook (the master checks debug_fault_injection before calling). */
-  async setStopped(stopped: boolean): Promise<void> {
-    this.stopped = stopped;
-    this.strongReads.dropLease();
-    this.setMeta("stopped", stopped ? "1" : "0");
-  }
-
-  /**
-   * Fault hook: crash now, or partway through the next batch it applies (after
-   * half its records, inside the batch's transaction, which is then lost).
-   */
-  async crashNode(midBatch: boolean): Promise<void> {
-    if (midBatch) this.crashMidBatch = true;
-    else setTimeout(() => this.ctx.abort("crashed through the fault route"), 0);
-  }
-
-  /** Fault hook: run SQL here outside the log, as a bug or an operator might. */
-  async tamper(sql: string): Promise<void> {
-    this.ctx.storage.transactionSync(() => {
-      this.node.sql.exec(sql).toArray();
-      // Keep the capture buffer empty, as a real change behind the log's back would.
-      this.node.sql.exec("DELETE FROM _repl_changes").toArray();
-    });
-  }
-
-  /** Fault hook: make this replica slow by `ms` per message (0 ends it). */
-  async setFaultDelay(ms: number): Promise<void> {
-    this.faultDelayMs = ms;
-  }
-
   async appliedPosition(): Promise<{ appliedLsn: number; stopped: boolean }> {
-    return { appliedLsn: this.appliedLsn, stopped: this.stopped };
+    return { appliedLsn: this.appliedLsn, stopped: this.fault.stopped };
   }
 
   private setMeta(key: string, value: string): void {

@@ -5,9 +5,18 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { ApiError, type Result } from "../../core/errors";
 import { isMasterCrash } from "../../core/protocol";
-import { applyPatch, defaultTunables } from "../../core/tunables";
+import type { DirectoryRecord } from "../../core/directory-record";
+import { applyPatch, defaultTunables, tunablesFromStored } from "../../core/tunables";
 import { MEMBER_ID } from "../../core/members";
-import { checkCluster, forgetMaster, forgetReplicaList, memberStub, onMaster } from "../cluster";
+import { promoteWithoutMaster } from "../../durable-objects/failover";
+import {
+  checkCluster,
+  forgetMaster,
+  forgetReplicaList,
+  masterRecord,
+  memberStub,
+  onMaster,
+} from "../cluster";
 import { errorResponse, fromBody } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { readJson, validBody } from "../middleware/json";
@@ -90,9 +99,12 @@ admin.get("/:cluster/replicas", async (c) => {
 
 admin.post("/:cluster/replicas", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const added = await onMaster(c.env, cluster, (master) => master.addReplica(cluster));
+  const added = (await onMaster(c.env, cluster, (master) =>
+    master.addReplica(cluster),
+  )) as Result<unknown>;
   forgetReplicaList(cluster);
-  return c.json(added, 201);
+  if (!added.ok) return errorResponse(c, fromBody(added.error));
+  return c.json(added.value, 201);
 });
 
 admin.delete("/:cluster/replicas/:id", async (c) => {
@@ -181,6 +193,7 @@ admin.post("/:cluster/replicas/:id/:action{stop|start}", async (c) => {
 const promoteSchema = z
   .object({
     replica: z.string().regex(MEMBER_ID, "expected a member id such as replica-2").optional(),
+    force: z.boolean().optional(),
   })
   .strict();
 
@@ -188,17 +201,34 @@ const promoteSchema = z
 const TAKE_OVER_MS = 10_000;
 
 /**
- * Promotion by handover: the master stops taking writes, waits for its
- * commits to be answered and the candidate to ack its last LSN, and names the
- * candidate master of the next term in the directory; the candidate takes
- * over and commits the term's first record. Answers once it has.
+ * Promotion. By handover when the master answers: it stops taking writes,
+ * waits for its commits to be answered and the candidate to ack its last LSN,
+ * and names the candidate master of the next term in the directory. Without
+ * it when it does not answer (or with `"force": true`): the members are fenced
+ * into the next term and the most up-to-date log of a majority is chosen
+ * (durable-objects/failover.ts). Answers once the new master has started and
+ * committed its term's first record.
  */
 admin.post("/:cluster/promote", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
   const body = await validBody(c, promoteSchema);
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.promote(cluster, body.replica),
-  )) as Result<{ master: string; term: number }>;
+  let result: Result<{ master: string; term: number }>;
+  if (body.force === true) {
+    result = await promoteWithoutMaster(c.env, cluster, body.replica);
+  } else {
+    try {
+      result = (await onMaster(c.env, cluster, (master) =>
+        master.promote(cluster, body.replica),
+      )) as Result<{ master: string; term: number }>;
+    } catch (error) {
+      // The master did not answer at all (lost, cut off): promote without it.
+      console.warn(
+        `${cluster}: the master did not answer a promotion; promoting without it`,
+        error,
+      );
+      result = await promoteWithoutMaster(c.env, cluster, body.replica);
+    }
+  }
   forgetMaster(cluster);
   if (!result.ok) return errorResponse(c, fromBody(result.error));
   const { master, term } = result.value;
@@ -221,3 +251,65 @@ admin.post("/:cluster/promote", async (c) => {
     await new Promise((resolve) => setTimeout(resolve, Math.min(200, 20 * (attempt + 1))));
   }
 });
+
+/** Fault hook: lose the master (its region gone): it answers nothing until restored. */
+admin.post("/:cluster/master/lose", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const { master } = await faultsAllowed(c.env, cluster);
+  await loseOrRestore(c.env, cluster, master, true);
+  forgetMaster(cluster);
+  return c.json({ lost: master }, 202);
+});
+
+/** Fault hook: bring a lost member back; it learns the term from the directory and its peers. */
+admin.post("/:cluster/members/:id/restore", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  if (!MEMBER_ID.test(id)) throw new ApiError("NOT_FOUND", `no member ${id.slice(0, 40)}`);
+  await faultsAllowed(c.env, cluster);
+  await loseOrRestore(c.env, cluster, id, false);
+  forgetMaster(cluster);
+  return c.json({ restored: id });
+});
+
+/** Fault hook: cut a member off from the others (`{"partitioned": false}` heals); clients still reach it. */
+admin.post("/:cluster/members/:id/partition", async (c) => {
+  const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const id = c.req.param("id");
+  if (!MEMBER_ID.test(id)) throw new ApiError("NOT_FOUND", `no member ${id.slice(0, 40)}`);
+  const body = await validBody(c, z.object({ partitioned: z.boolean() }).strict());
+  await faultsAllowed(c.env, cluster);
+  await memberStub(c.env, cluster, id).setPartitioned(body.partitioned);
+  return c.json({ id, partitioned: body.partitioned });
+});
+
+/**
+ * Member fault hooks reach nodes that may not be master (or reachable through
+ * it): the switch is read from the tunables the master published in the
+ * directory.
+ */
+async function faultsAllowed(env: Env, cluster: string): Promise<DirectoryRecord> {
+  const record = await masterRecord(env, cluster, true);
+  const rows = Object.entries(record.config?.tunables ?? {}).map(([name, value]) => ({
+    name,
+    value,
+  }));
+  if (!tunablesFromStored(rows).debug_fault_injection) {
+    throw new ApiError(
+      "FORBIDDEN",
+      "fault injection is off: set the tunable debug_fault_injection to true first",
+    );
+  }
+  return record;
+}
+
+async function loseOrRestore(env: Env, cluster: string, id: string, lost: boolean): Promise<void> {
+  try {
+    await memberStub(env, cluster, id).setLost(lost);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // The node resets itself to take the change: that reset is this call's answer.
+    if (message.includes("through the fault route")) return;
+    throw error;
+  }
+}
