@@ -19,5 +19,14 @@ export default defineConfig({
     exclude: ["test/e2e/**", "node_modules/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // The pool tears a file's runtime down while clusters its tests started are
+    // still running (heartbeats, relays, snapshot streams): a call the runner
+    // itself still had pending then ends with this error. It says nothing about
+    // the code under test; every other unhandled error still fails the run.
+    onUnhandledError(error) {
+      const teardown =
+        error.name === "EnvironmentTeardownError" && /Closing rpc while/.test(error.message);
+      return teardown ? false : undefined;
+    },
   },
 });
