@@ -13,13 +13,8 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ClusterNode } from "../durable-objects/node";
-import { nodeObjectName } from "../durable-objects/node-rpc";
+import { memberStub as nodeStub } from "../workers/cluster";
 
-/** A member's stub with the whole node surface. */
-function nodeStub(_env: unknown, c: string, id: string): DurableObjectStub<ClusterNode> {
-  return env.NODE.get(env.NODE.idFromName(nodeObjectName(c, id)));
-}
 import { call, exec, freshCluster, query, status, verify, waitUntil } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -20,16 +20,10 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ExecRequest, QueryRequest, ReplicaQueryOutcome } from "../core/protocol";
 import type { ClusterDirectory } from "../durable-objects/directory";
-import type { ClusterNode } from "../durable-objects/node";
-import { nodeObjectName } from "../durable-objects/node-rpc";
+import { memberStub as nodeStub } from "../workers/cluster";
 import { call, exec, freshCluster, patchTunables, waitUntil } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A member's stub with the whole node surface (admin calls included). */
-function nodeStub(_env: unknown, c: string, id: string): DurableObjectStub<ClusterNode> {
-  return env.NODE.get(env.NODE.idFromName(nodeObjectName(c, id)));
-}
 
 function directory(c: string): DurableObjectStub<ClusterDirectory> {
   const ns = env.DIRECTORY as unknown as DurableObjectNamespace<ClusterDirectory>;
