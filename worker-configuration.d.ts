@@ -3,6 +3,7 @@
 interface __BaseEnv_Env {
 	CLUSTERS: string;
 	DEFAULT_REPLICAS: string;
+	DEFAULT_LOCATIONS: string;
 	ADMIN_TOKEN: string;
 	DATA_TOKEN: string;
 	NODE: DurableObjectNamespace<import("./workers/index").ClusterNode>;
@@ -20,7 +21,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "CLUSTERS" | "DEFAULT_REPLICAS" | "ADMIN_TOKEN" | "DATA_TOKEN">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "CLUSTERS" | "DEFAULT_REPLICAS" | "DEFAULT_LOCATIONS" | "ADMIN_TOKEN" | "DATA_TOKEN">> {}
 }
 declare module "*.txt" {
 	const value: string;

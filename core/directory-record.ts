@@ -6,6 +6,7 @@
  */
 import type { HandoverState } from "./handover";
 import { FIRST_MASTER } from "./members";
+import type { Locations } from "./placement";
 
 export interface DirectoryRecord {
   term: number;
@@ -31,6 +32,8 @@ export interface ClusterConfig {
   maxLeaseMs: number;
   /** Test-only message faults (JSON text), if set: a promotion keeps them. */
   messageFaults?: string | null;
+  /** Each member's location hint, where it has one (core/placement.ts). */
+  locations?: Locations;
 }
 
 export type CasOutcome =

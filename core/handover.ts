@@ -35,6 +35,8 @@ export interface HandoverState {
   nextReplica: number;
   /** Test-only message faults (JSON text), if set. */
   messageFaults: string | null;
+  /** Each member's location hint (JSON text of core/placement.ts Locations), if any. */
+  locations?: string | null;
   /** Removed replicas whose lease may still run (lease-memory.ts, JSON text). */
   leaseRemovals: string | null;
   /**

@@ -3,12 +3,22 @@
  * waiter and read barrier, and each replica's state, lag and counters.
  */
 import type { MessageFaultConfig, MessageFaultKind } from "./message-faults";
+import type { LocationHint } from "./placement";
 
 export type ReplicaState = "coherent" | "incoherent" | "catching-up";
+
+/** A replica as the front door routes reads: where it lives, whether it is coherent. */
+export interface PlacedReplica {
+  id: string;
+  location: LocationHint | null;
+  state: ReplicaState;
+}
 
 export interface ReplicaStatus {
   id: string;
   state: ReplicaState;
+  /** Its location hint (core/placement.ts), null if it was created without one. */
+  location?: LocationHint | null;
   ackedLsn: number;
   sentLsn: number;
   lagMs: number;
@@ -57,6 +67,8 @@ export interface ClusterStatus {
   master: {
     /** The member that is master now. */
     id: string;
+    /** Its location hint, null if it was created without one. */
+    location?: LocationHint | null;
     lsn: number;
     /** The cluster's term: one master per term; it changes only through the directory. */
     term: number;

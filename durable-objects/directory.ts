@@ -17,6 +17,7 @@ import {
   publishConfig,
 } from "../core/directory-record";
 import type { HandoverState } from "../core/handover";
+import { defaultLocations } from "./placement-env";
 
 const RECORD_KEY = "record";
 
@@ -54,7 +55,10 @@ export class ClusterDirectory extends DurableObject<Env> {
   }
 }
 
+/** Created where DEFAULT_LOCATIONS puts `directory`, if it says. */
 export function directoryStub(env: Env, cluster: string): DurableObjectStub<ClusterDirectory> {
   const ns = env.DIRECTORY as unknown as DurableObjectNamespace<ClusterDirectory>;
-  return ns.get(ns.idFromName(cluster));
+  const hint = defaultLocations(env).directory;
+  const id = ns.idFromName(cluster);
+  return hint === undefined ? ns.get(id) : ns.get(id, { locationHint: hint });
 }

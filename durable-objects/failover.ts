@@ -80,7 +80,10 @@ export async function promoteWithoutMaster(
   const fence = (id: string) =>
     within(
       PREPARE_MS,
-      nodeStub(env, cluster, id).prepareTerm(cluster, term) as Promise<PrepareAnswer>,
+      nodeStub(env, cluster, id, config.locations?.[id]).prepareTerm(
+        cluster,
+        term,
+      ) as Promise<PrepareAnswer>,
     );
   const answers = (await Promise.all(members.map(fence))).filter(
     (a): a is PrepareAnswer => a !== null,
@@ -100,6 +103,7 @@ export async function promoteWithoutMaster(
       .map((id) => ({ id, state: "coherent" as const, reason: null })),
     nextReplica: config.nextReplica,
     messageFaults: config.messageFaults ?? null,
+    locations: config.locations === undefined ? null : JSON.stringify(config.locations),
     leaseRemovals: null,
     leaseUntil: 0,
     maxLeaseMs: config.maxLeaseMs ?? 0,
@@ -107,7 +111,7 @@ export async function promoteWithoutMaster(
   if (!outcome.ok) {
     return fail(new ApiError("UNAVAILABLE", outcome.reason, { retryAfterSeconds: 1 }));
   }
-  await nodeStub(env, cluster, choice.id).takeOver(cluster);
+  await nodeStub(env, cluster, choice.id, config.locations?.[choice.id]).takeOver(cluster);
   return ok({ master: choice.id, term: outcome.record.term });
 }
 

@@ -5,6 +5,7 @@
  * them (no import cycle), and each side sees only what it may call.
  */
 import type { PrepareAnswer } from "../core/failover";
+import type { LocationHint } from "../core/placement";
 import type {
   AckRequest,
   AppendRequest,
@@ -54,7 +55,17 @@ export function nodeObjectName(cluster: string, member: string): string {
   return `${cluster}:${member}`;
 }
 
-export function nodeStub(env: Env, cluster: string, member: string): NodeStub {
+/**
+ * A member's stub. Its location hint (core/placement.ts) counts only when this
+ * call creates the object, so every caller that knows it passes it.
+ */
+export function nodeStub(
+  env: Env,
+  cluster: string,
+  member: string,
+  location?: LocationHint | null,
+): NodeStub {
   const ns = env.NODE as unknown as DurableObjectNamespace<NodeRpc>;
-  return ns.get(ns.idFromName(nodeObjectName(cluster, member)));
+  const id = ns.idFromName(nodeObjectName(cluster, member));
+  return location ? ns.get(id, { locationHint: location }) : ns.get(id);
 }

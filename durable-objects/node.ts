@@ -11,6 +11,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { PrepareAnswer } from "../core/failover";
 import type { MessageFaultConfig } from "../core/message-faults";
+import type { LocationHint } from "../core/placement";
+import type { PlacedReplica } from "../core/status";
 import type {
   AckRequest,
   AppendRequest,
@@ -265,8 +267,8 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
     return this.master().admin.verify(cluster);
   }
 
-  async addReplica(cluster: string) {
-    return this.master().admin.addReplica(cluster);
+  async addReplica(cluster: string, location: LocationHint | null = null) {
+    return this.master().admin.addReplica(cluster, location);
   }
 
   async removeReplica(cluster: string, id: string) {
@@ -275,6 +277,10 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
 
   async replicaIds(cluster: string): Promise<string[]> {
     return this.master().admin.replicaIds(cluster);
+  }
+
+  async placement(cluster: string): Promise<PlacedReplica[]> {
+    return this.master().admin.placement(cluster);
   }
 
   // ------------------------------------------------------------ master: faults

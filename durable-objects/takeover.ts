@@ -33,7 +33,11 @@ export function installHandover(
     for (const key of [...kv.list({ prefix: "s:" })].map(([k]) => k)) kv.delete(key);
     for (const r of handover.replicas) store.saveReplicaState(r.id, r.state, r.reason);
     store.setMeta("next_replica", String(handover.nextReplica));
-    const meta = { message_faults: handover.messageFaults, lease_removals: handover.leaseRemovals };
+    const meta = {
+      message_faults: handover.messageFaults,
+      lease_removals: handover.leaseRemovals,
+      locations: handover.locations ?? null,
+    };
     for (const [key, value] of Object.entries(meta)) {
       if (value === null) kv.delete(`m:${key}`);
       else store.setMeta(key, value);

@@ -13,8 +13,16 @@ import { DETERMINISTIC_FUNCTIONS } from "../core/sql-program";
 import { TUNABLE_NAMES, defaultTunables } from "../core/tunables";
 import { DEFAULT_MAX_STEPS } from "../core/linearizability";
 import { REGISTER_KEYS } from "./chaos-registers";
+import { COLO_REGIONS, LOCATION_HINTS } from "../core/placement";
 
 describe("docs stay true to the code", () => {
+  it("operations.md names every location hint and the colo table it routes reads by", () => {
+    const placement = operations.slice(operations.indexOf("## Placement"));
+    for (const hint of LOCATION_HINTS) expect(placement).toContain(`\`${hint}\``);
+    expect(placement).toContain("COLO_REGIONS");
+    expect(placement).toContain(`about ${Math.round(COLO_REGIONS.size / 100) * 100} colos`);
+  });
+
   it("operations.md lists every tunable with its default", () => {
     const defaults = defaultTunables();
     for (const name of TUNABLE_NAMES) {

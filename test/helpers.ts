@@ -21,6 +21,8 @@ export async function call<T = Record<string, unknown>>(
     raw?: string;
     token?: string | null;
     headers?: Record<string, string>;
+    /** What the platform would put in request.cf (the caller's colo, say). */
+    cf?: Record<string, unknown>;
   } = {},
 ): Promise<ApiResult<T>> {
   const headers: Record<string, string> = {
@@ -33,7 +35,12 @@ export async function call<T = Record<string, unknown>>(
   const body =
     options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const response = await exports.default.fetch(
-    new Request(`http://cluster.test${path}`, { method, headers, body }),
+    new Request(`http://cluster.test${path}`, {
+      method,
+      headers,
+      body,
+      ...(options.cf === undefined ? {} : { cf: options.cf }),
+    }),
   );
   const text = await response.text();
   let parsed: unknown;
@@ -55,11 +62,17 @@ export const exec = (
     ...(key === undefined ? {} : { headers: { "idempotency-key": key } }),
   });
 
-export const query = (cluster: string, sql: string, extra: Record<string, unknown> = {}) =>
+/** A read through the front door; `colo` is the Cloudflare colo the platform would name. */
+export const query = (
+  cluster: string,
+  sql: string,
+  extra: Record<string, unknown> = {},
+  colo?: string,
+) =>
   call<{ rows: Record<string, unknown>[]; servedBy: string; appliedLsn: number }>(
     "POST",
     `/v1/clusters/${cluster}/query`,
-    { body: { sql, ...extra } },
+    { body: { sql, ...extra }, ...(colo === undefined ? {} : { cf: { colo } }) },
   );
 
 export const status = (cluster: string) =>

@@ -9,6 +9,9 @@ import { isNotMaster } from "../core/members";
 import { directoryStub } from "../durable-objects/directory";
 import type { ClusterNode } from "../durable-objects/node";
 import { nodeObjectName } from "../durable-objects/node-rpc";
+import { defaultLocations } from "../durable-objects/placement-env";
+import { byNearness, callerRegion, type LocationHint } from "../core/placement";
+import type { PlacedReplica } from "../core/status";
 
 export const CLUSTER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -27,9 +30,23 @@ export function checkCluster(env: Env, cluster: string): string {
   return cluster;
 }
 
-export function memberStub(env: Env, cluster: string, id: string): DurableObjectStub<ClusterNode> {
+/** A member's stub, with its location hint when known (it counts if this call creates it). */
+export function memberStub(
+  env: Env,
+  cluster: string,
+  id: string,
+  location?: LocationHint | null,
+): DurableObjectStub<ClusterNode> {
   const ns = env.NODE as unknown as DurableObjectNamespace<ClusterNode>;
-  return ns.get(ns.idFromName(nodeObjectName(cluster, id)));
+  const objectId = ns.idFromName(nodeObjectName(cluster, id));
+  return location ? ns.get(objectId, { locationHint: location }) : ns.get(objectId);
+}
+
+/** The master of a directory record: its hint from the record, or the default topology's. */
+function masterStub(env: Env, cluster: string, record: DirectoryRecord) {
+  const location =
+    record.config?.locations?.[record.master] ?? defaultLocations(env)[record.master];
+  return memberStub(env, cluster, record.master, location);
 }
 
 /**
@@ -73,7 +90,7 @@ export async function onMaster<T>(
 ): Promise<T> {
   const record = await masterRecord(env, cluster);
   try {
-    return await act(memberStub(env, cluster, record.master));
+    return await act(masterStub(env, cluster, record));
   } catch (error) {
     if (!isNotMaster(error)) {
       // A master that does not answer may have been replaced: the next request asks again.
@@ -83,32 +100,51 @@ export async function onMaster<T>(
   }
   forgetMaster(cluster);
   const fresh = await masterRecord(env, cluster, true);
-  const stub = memberStub(env, cluster, fresh.master);
+  const stub = masterStub(env, cluster, fresh);
   await stub.takeOver(cluster);
-  return await act(memberStub(env, cluster, fresh.master));
+  return await act(stub);
 }
 
 /**
- * The replicas of each cluster, as the master last said, cached in this isolate
- * for a short while: reads are routed with it. A stale entry is harmless — a
- * removed replica's lease runs out and it redirects strong reads to the master.
+ * The replicas of each cluster with their hints and states, as the master
+ * last said, cached in this isolate for a short while: reads are routed with
+ * it. A stale entry is harmless: a replica that lost its lease or was removed
+ * refuses a strong read and the master serves it.
  */
 const REPLICA_LIST_TTL_MS = 2_000;
-const replicaLists = new Map<string, { ids: string[]; until: number }>();
+const replicaLists = new Map<string, { replicas: PlacedReplica[]; until: number }>();
+
+export async function placedReplicas(env: Env, cluster: string): Promise<PlacedReplica[]> {
+  const cached = replicaLists.get(cluster);
+  if (cached !== undefined && Date.now() < cached.until) return cached.replicas;
+  const replicas = (await onMaster(env, cluster, (master) =>
+    master.placement(cluster),
+  )) as PlacedReplica[];
+  replicaLists.set(cluster, { replicas, until: Date.now() + REPLICA_LIST_TTL_MS });
+  return replicas;
+}
 
 export async function replicaIds(env: Env, cluster: string): Promise<string[]> {
-  const cached = replicaLists.get(cluster);
-  if (cached !== undefined && Date.now() < cached.until) return cached.ids;
-  const ids = (await onMaster(env, cluster, (master) => master.replicaIds(cluster))) as string[];
-  replicaLists.set(cluster, { ids, until: Date.now() + REPLICA_LIST_TTL_MS });
-  return ids;
+  return (await placedReplicas(env, cluster)).map((r) => r.id);
 }
 
 export function forgetReplicaList(cluster: string): void {
   replicaLists.delete(cluster);
 }
 
-export async function randomReplicaId(env: Env, cluster: string): Promise<string | null> {
-  const ids = await replicaIds(env, cluster);
-  return ids[Math.floor(Math.random() * ids.length)] ?? null;
+/**
+ * The replica a read should go to: the nearest to the caller (core/placement.ts)
+ * among the coherent ones, or among all for `any` (a stale read may come from
+ * an incoherent replica); any coherent one when nothing is known of places.
+ */
+export async function nearestReplica(
+  env: Env,
+  cluster: string,
+  cf: unknown,
+  consistency: string,
+): Promise<PlacedReplica | null> {
+  const replicas = await placedReplicas(env, cluster);
+  const eligible =
+    consistency === "any" ? replicas : replicas.filter((r) => r.state === "coherent");
+  return byNearness(callerRegion(cf), eligible)[0] ?? null;
 }

@@ -5,8 +5,9 @@
  * leaves the wait sets like any incoherent one).
  */
 import { ApiError, fail, ok, type Result } from "../../core/errors";
+import type { LocationHint } from "../../core/placement";
 import { replicaId } from "../../core/protocol";
-import type { ClusterStatus } from "../../core/status";
+import type { ClusterStatus, PlacedReplica } from "../../core/status";
 import {
   applyPatch,
   describeTunables,
@@ -27,8 +28,10 @@ export class MasterAdmin {
   async status(cluster: string): Promise<ClusterStatus> {
     this.core.ensureCluster(cluster);
     const now = Date.now();
+    const locations = this.core.locations();
     const replicas = replicaStatuses(this.core.replicas, now).map((status) => ({
       ...status,
+      location: locations[status.id] ?? null,
       snapshot: this.core.snapshotProgress.get(status.id) ?? emptyProgress(),
     }));
     const truncatedOffset = Number(this.core.store.getMeta("truncated_offset") ?? 0);
@@ -41,6 +44,7 @@ export class MasterAdmin {
       master: {
         lsn: this.core.lsn,
         id: this.core.self,
+        location: locations[this.core.self] ?? null,
         term: this.core.term,
         epoch: this.core.epoch,
         writersBusy: this.core.writers.busy,
@@ -143,7 +147,10 @@ export class MasterAdmin {
    * Adds a replica to the sanctioned set (ids are never reused). It starts
    * incoherent and is bootstrapped from a snapshot, then rejoins once caught up.
    */
-  async addReplica(cluster: string): Promise<Result<{ id: string; replicas: string[] }>> {
+  async addReplica(
+    cluster: string,
+    location: LocationHint | null = null,
+  ): Promise<Result<{ id: string; location: LocationHint | null; replicas: string[] }>> {
     try {
       this.core.ensureCluster(cluster);
       const refused = this.core.writeRefusal();
@@ -157,16 +164,19 @@ export class MasterAdmin {
         after.map((r) => this.core.replicas.get(r)?.relay.ackedLsn ?? 0),
       );
       if (unsafe !== null) throw unsafe;
+      const locations = { ...this.core.locations() };
+      if (location !== null) locations[id] = location;
       // In the directory first: a promotion without this master must count it.
-      await this.core.publishConfig(after, next + 1);
+      await this.core.publishConfig(after, next + 1, locations);
       this.core.ctx.storage.transactionSync(() => {
         this.core.store.saveReplicaState(id, "incoherent", "new");
         this.core.store.setMeta("next_replica", String(next + 1));
+        this.core.store.setMeta("locations", JSON.stringify(locations));
       });
       this.core.replicas.add(id, "incoherent", "new", new Relay(id, this.core.relayHost), 0);
       if (this.core.lsn > 0) this.core.requestSnapshot(id);
       else this.core.replicas.get(id)?.relay.pump();
-      return ok({ id, replicas: this.core.replicas.ids() });
+      return ok({ id, location, replicas: this.core.replicas.ids() });
     } catch (error) {
       if (error instanceof ApiError) return fail(error);
       throw error;
@@ -195,8 +205,10 @@ export class MasterAdmin {
         after.map((r) => this.core.replicas.get(r)?.relay.ackedLsn ?? 0),
       );
       if (unsafe !== null) throw unsafe;
+      const { [id]: _gone, ...locations } = this.core.locations();
       // Out of the directory first: a promotion without this master must not count it.
-      await this.core.publishConfig(after);
+      await this.core.publishConfig(after, undefined, locations);
+      this.core.store.setMeta("locations", JSON.stringify(locations));
       this.core.replicas.markIncoherent(entry, "removed");
       this.core.replicas.remove(id);
       entry.relay.retire();
@@ -212,5 +224,16 @@ export class MasterAdmin {
   replicaIds(cluster: string): string[] {
     this.core.ensureCluster(cluster);
     return this.core.replicas.ids();
+  }
+
+  /** Each replica with its location hint and state: what the front door routes reads by. */
+  placement(cluster: string): PlacedReplica[] {
+    this.core.ensureCluster(cluster);
+    const locations = this.core.locations();
+    return this.core.replicas.all().map((entry) => ({
+      id: entry.id,
+      location: locations[entry.id] ?? null,
+      state: entry.state,
+    }));
   }
 }

@@ -5,6 +5,7 @@
  * change takes effect, after a tunables change, and when the master starts.
  */
 import { ApiError } from "../../core/errors";
+import { locationsFromStored } from "../../core/placement";
 import { metByEveryMajority } from "../../core/quorum";
 import type { Tunables } from "../../core/tunables";
 import { directoryStub } from "../directory";
@@ -36,6 +37,7 @@ export async function publishConfig(
   src: ConfigSource,
   replicas: string[],
   nextReplica = Number(src.store.getMeta("next_replica") ?? 1),
+  locations = locationsFromStored(src.store.getMeta("locations")),
 ): Promise<void> {
   const config = {
     replicas,
@@ -43,6 +45,7 @@ export async function publishConfig(
     nextReplica,
     maxLeaseMs: maxLeaseMs(src.store, src.tunables),
     messageFaults: src.store.getMeta("message_faults"),
+    locations,
   };
   const outcome = await directoryStub(src.env, src.cluster).publish(src.term, src.self, config);
   if (outcome.ok) return;

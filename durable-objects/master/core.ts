@@ -8,6 +8,7 @@
 import type { Outcome } from "../../core/ack-book";
 import { FIRST_MASTER } from "../../core/members";
 import type { MessageFaultConfig } from "../../core/message-faults";
+import { type Locations, locationsFromStored } from "../../core/placement";
 import type { LogRecord } from "../../core/protocol";
 import { replicaId } from "../../core/protocol";
 import { replicaSettings } from "../../core/replica-settings";
@@ -15,6 +16,7 @@ import { Semaphore } from "../../core/semaphore";
 import { defaultTunables, type Tunables } from "../../core/tunables";
 import { type NodeStub, nodeStub } from "../node-rpc";
 import type { NodeStore } from "../node-store";
+import { defaultLocations } from "../placement-env";
 import type { SqlNode } from "../sqlite/schema";
 import { ApiError } from "../../core/errors";
 import { maxLeaseMs, publishConfig } from "./config";
@@ -263,7 +265,9 @@ export class MasterCore {
     let saved = this.store.loadReplicaStates();
     if (saved.size === 0 && this.store.getMeta("next_replica") === null) {
       const count = Math.max(0, Number.parseInt(this.env.DEFAULT_REPLICAS, 10) || 0);
+      const locations = defaultLocations(this.env);
       this.ctx.storage.transactionSync(() => {
+        this.store.setMeta("locations", JSON.stringify(locations));
         for (let i = 1; i <= count; i++) {
           // A new replica of a new cluster has applied nothing and nothing was committed.
           const state = this.lsn === 0 ? "coherent" : "incoherent";
@@ -342,8 +346,13 @@ export class MasterCore {
     return this.store.readLog(fromLsn, maxRecords, maxBytes);
   }
 
+  /** Each member's location hint (core/placement.ts), as the membership records it. */
+  locations(): Locations {
+    return locationsFromStored(this.store.getMeta("locations"));
+  }
+
   replicaStub(id: string): NodeStub {
-    return nodeStub(this.env, this.cluster, id);
+    return nodeStub(this.env, this.cluster, id, this.locations()[id]);
   }
 
   /**
@@ -390,8 +399,8 @@ export class MasterCore {
   }
 
   /** Publishes the members and tunables in the directory (master/config.ts). */
-  publishConfig(replicas?: string[], nextReplica?: number): Promise<void> {
-    return publishConfig(this, replicas ?? this.replicas.ids(), nextReplica);
+  publishConfig(replicas?: string[], nextReplica?: number, locations?: Locations): Promise<void> {
+    return publishConfig(this, replicas ?? this.replicas.ids(), nextReplica, locations);
   }
 
   /** The longest coherency_lease_ms in effect in this term (master/config.ts). */

@@ -131,6 +131,7 @@ export class MasterHandover {
       replicas: inheritedReplicas(members, candidate, core.self),
       nextReplica: Number(core.store.getMeta("next_replica") ?? 1),
       messageFaults: core.store.getMeta("message_faults"),
+      locations: core.store.getMeta("locations"),
       leaseRemovals: core.store.getMeta("lease_removals"),
       leaseUntil: core.replicas.latestLeaseGranted(),
       maxLeaseMs: core.maxLeaseMs(),

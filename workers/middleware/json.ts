@@ -9,12 +9,15 @@ import { ApiError } from "../../core/errors";
 
 export const MAX_BODY_BYTES = 1_048_576;
 
-export async function readJson(c: Context): Promise<unknown> {
+export async function readJson(c: Context, emptyMeans?: unknown): Promise<unknown> {
   const declared = Number(c.req.header("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw tooLarge();
   const text = await c.req.text();
   if (new TextEncoder().encode(text).length > MAX_BODY_BYTES) throw tooLarge();
-  if (text.trim() === "") throw new ApiError("BAD_REQUEST", "the request body is empty: send JSON");
+  if (text.trim() === "") {
+    if (emptyMeans !== undefined) return emptyMeans;
+    throw new ApiError("BAD_REQUEST", "the request body is empty: send JSON");
+  }
   try {
     return JSON.parse(text);
   } catch {
@@ -28,8 +31,13 @@ function tooLarge(): ApiError {
   });
 }
 
-export async function validBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  const body = await readJson(c);
+/** The body validated by `schema`; an empty body counts as `emptyMeans` when given (e.g. `{}`). */
+export async function validBody<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+  emptyMeans?: unknown,
+): Promise<z.infer<S>> {
+  const body = await readJson(c, emptyMeans);
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -8,6 +8,8 @@ import { isMasterCrash } from "../../core/protocol";
 import type { DirectoryRecord } from "../../core/directory-record";
 import { applyPatch, defaultTunables, tunablesFromStored } from "../../core/tunables";
 import { MEMBER_ID } from "../../core/members";
+import { LOCATION_HINTS } from "../../core/placement";
+import type { PlacedReplica } from "../../core/status";
 import { promoteWithoutMaster } from "../../durable-objects/failover";
 import {
   checkCluster,
@@ -92,15 +94,30 @@ admin.post("/:cluster/faults", async (c) => {
 
 admin.get("/:cluster/replicas", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
+  const placed = (await onMaster(c.env, cluster, (master) =>
+    master.placement(cluster),
+  )) as PlacedReplica[];
   return c.json({
-    replicas: await onMaster(c.env, cluster, (master) => master.replicaIds(cluster)),
+    replicas: placed.map((r) => r.id),
+    locations: Object.fromEntries(placed.map((r) => [r.id, r.location])),
   });
+});
+
+/** A new replica may name where it should live (a Durable Object location hint). */
+const addReplicaSchema = z.strictObject({
+  location: z
+    .enum(LOCATION_HINTS, {
+      error: `expected a location hint: one of ${LOCATION_HINTS.join(", ")}`,
+    })
+    .optional(),
 });
 
 admin.post("/:cluster/replicas", async (c) => {
   const cluster = checkCluster(c.env, c.req.param("cluster"));
+  // No body, or {}, adds a replica without a hint, as before placement.
+  const body = await validBody(c, addReplicaSchema, {});
   const added = (await onMaster(c.env, cluster, (master) =>
-    master.addReplica(cluster),
+    master.addReplica(cluster, body.location ?? null),
   )) as Result<unknown>;
   forgetReplicaList(cluster);
   if (!added.ok) return errorResponse(c, fromBody(added.error));

@@ -23,9 +23,9 @@ import {
   checkCluster,
   masterRecord,
   memberStub,
+  nearestReplica,
   onMaster,
-  randomReplicaId,
-  replicaIds,
+  placedReplicas,
 } from "../cluster";
 import { errorResponse, fromBody, toApiError } from "../errors";
 import { requireToken } from "../middleware/auth";
@@ -263,10 +263,11 @@ data.post("/:cluster/query", async (c) => {
     return c.json(result.value);
   }
   if (body.replica !== undefined) {
-    if (!(await replicaIds(c.env, cluster)).includes(body.replica)) {
+    const pinned = (await placedReplicas(c.env, cluster)).find((r) => r.id === body.replica);
+    if (pinned === undefined) {
       throw new ApiError("NOT_FOUND", `no ${body.replica} in cluster ${cluster}`);
     }
-    const outcome = (await memberStub(c.env, cluster, body.replica).replicaQuery(
+    const outcome = (await memberStub(c.env, cluster, pinned.id, pinned.location).replicaQuery(
       request,
       body.replica,
     )) as ReplicaQueryOutcome;
@@ -277,10 +278,11 @@ data.post("/:cluster/query", async (c) => {
       reason: outcome.reason,
     });
   }
-  const id = await randomReplicaId(c.env, cluster);
-  if (id !== null) {
+  const nearest = await nearestReplica(c.env, cluster, c.req.raw.cf, request.consistency);
+  if (nearest !== null) {
+    const id = nearest.id;
     try {
-      const outcome = (await memberStub(c.env, cluster, id).replicaQuery(
+      const outcome = (await memberStub(c.env, cluster, id, nearest.location).replicaQuery(
         request,
         id,
       )) as ReplicaQueryOutcome;
