@@ -10,16 +10,15 @@ import { FIRST_MASTER } from "../../core/members";
 import type { MessageFaultConfig } from "../../core/message-faults";
 import { type Locations, locationsFromStored } from "../../core/placement";
 import type { LogRecord } from "../../core/protocol";
-import { replicaId } from "../../core/protocol";
 import { replicaSettings } from "../../core/replica-settings";
 import { Semaphore } from "../../core/semaphore";
 import { defaultTunables, type Tunables } from "../../core/tunables";
 import { type NodeStub, nodeStub } from "../node-rpc";
 import type { NodeStore } from "../node-store";
-import { defaultLocations } from "../placement-env";
 import type { SqlNode } from "../sqlite/schema";
 import { ApiError } from "../../core/errors";
 import { maxLeaseMs, publishConfig } from "./config";
+import { seedDefaultTopology } from "./default-topology";
 import { LogTail, commitEmpty } from "./commit";
 import { MessageFaults } from "./fault-link";
 import { MasterMetrics } from "./metrics";
@@ -262,21 +261,8 @@ export class MasterCore {
     this.relayHost.cluster = cluster;
     const now = Date.now();
     // The sanctioned replicas are the `s:` rows; a new cluster gets the default topology.
-    let saved = this.store.loadReplicaStates();
-    if (saved.size === 0 && this.store.getMeta("next_replica") === null) {
-      const count = Math.max(0, Number.parseInt(this.env.DEFAULT_REPLICAS, 10) || 0);
-      const locations = defaultLocations(this.env);
-      this.ctx.storage.transactionSync(() => {
-        this.store.setMeta("locations", JSON.stringify(locations));
-        for (let i = 1; i <= count; i++) {
-          // A new replica of a new cluster has applied nothing and nothing was committed.
-          const state = this.lsn === 0 ? "coherent" : "incoherent";
-          this.store.saveReplicaState(replicaId(i), state, state === "coherent" ? null : "new");
-        }
-        this.store.setMeta("next_replica", String(count + 1));
-      });
-      saved = this.store.loadReplicaStates();
-    }
+    seedDefaultTopology(this.env, this.ctx.storage, this.store, this.lsn);
+    const saved = this.store.loadReplicaStates();
     const inherited = this.replicas.inheritedLeaseUntil(now);
     for (const [id, entry] of saved) {
       this.replicas.add(id, entry.state, entry.reason, new Relay(id, this.relayHost), inherited);
