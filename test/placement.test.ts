@@ -3,6 +3,7 @@
  * replicas ordered by nearness, the DEFAULT_LOCATIONS var, stored hints, and
  * the hint reaching the platform when a stub is made.
  */
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MEMBER_ID } from "../core/members";
 import {
@@ -15,7 +16,9 @@ import {
   parseLocations,
   regionKm,
 } from "../core/placement";
+import { seedDefaultTopology } from "../durable-objects/master/default-topology";
 import { nodeStub } from "../durable-objects/node-rpc";
+import { NodeStore } from "../durable-objects/node-store";
 import { defaultLocations } from "../durable-objects/placement-env";
 
 const isMember = (id: string) => MEMBER_ID.test(id);
@@ -161,5 +164,44 @@ describe("a member's stub", () => {
     nodeStub(env, "c", "replica-2", null);
     nodeStub(env, "c", "replica-3");
     expect(gets).toEqual([{ locationHint: "weur" }, undefined, undefined]);
+  });
+});
+
+describe("the default topology", () => {
+  it("is seeded once with DEFAULT_LOCATIONS' hints, and never over a membership that exists", async () => {
+    const ns = env.NODE as unknown as DurableObjectNamespace;
+    const stub = ns.get(ns.idFromName(`seed-${Math.random()}:node-0`));
+    const seeded = await runInDurableObject(stub, (_, state) => {
+      const store = new NodeStore(state.storage.kv);
+      const topology = {
+        DEFAULT_REPLICAS: "2",
+        DEFAULT_LOCATIONS: "node-0=enam,replica-2=oc,directory=weur",
+      } as unknown as Env;
+      seedDefaultTopology(topology, state.storage, store, 0);
+      const first = {
+        replicas: [...store.loadReplicaStates().keys()],
+        locations: locationsFromStored(store.getMeta("locations")),
+        next: store.getMeta("next_replica"),
+      };
+      // A second start (or another topology in the var since) changes nothing.
+      seedDefaultTopology(
+        { DEFAULT_REPLICAS: "5", DEFAULT_LOCATIONS: "" } as unknown as Env,
+        state.storage,
+        store,
+        0,
+      );
+      return {
+        first,
+        again: [...store.loadReplicaStates().keys()],
+        next: store.getMeta("next_replica"),
+      };
+    });
+    expect(seeded.first).toEqual({
+      replicas: ["replica-1", "replica-2"],
+      locations: { "node-0": "enam", "replica-2": "oc", directory: "weur" },
+      next: "3",
+    });
+    expect(seeded.again).toEqual(["replica-1", "replica-2"]);
+    expect(seeded.next).toBe("3");
   });
 });
