@@ -212,6 +212,8 @@ export type SnapshotMessage =
       lsn: number;
       logEnd: number;
       lastTerm: number;
+      /** The sending master's term: the installed state is that master's own. */
+      term: number;
       tables: { name: string }[];
       objects: SnapshotPlan["objects"];
       sequence: SnapshotPlan["sequence"];

@@ -81,6 +81,7 @@ export async function streamSnapshot(
       lsn: plan.lsn,
       logEnd: plan.logEnd,
       lastTerm: plan.lastTerm,
+      term,
       tables: plan.tables.map((t) => ({ name: t.name })),
       objects: plan.objects,
       sequence: plan.sequence,

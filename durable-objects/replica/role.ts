@@ -371,6 +371,9 @@ export class ReplicaRole {
       if (message.phase !== "end") return;
       // The log restarts after the snapshot: its records are in the tables now.
       this.store.restartLog(message.lsn, message.logEnd, message.lastTerm);
+      // What it holds now is the sending master's own state of its term: the
+      // term's next message must not be taken for another master's tail.
+      this.terms.checked(message.term);
       kv.delete("m:rebuilding");
       kv.delete("m:diverged");
     });

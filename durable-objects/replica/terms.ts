@@ -31,6 +31,20 @@ export class ReplicaTerms {
   }
 
   /**
+   * This node's log is known to be the master of `term`'s (a snapshot it sent
+   * was installed). A later term known already keeps its own check to come.
+   */
+  checked(term: number): void {
+    if (term <= this.checkedTerm) return;
+    this.checkedTerm = term;
+    this.kv.put("m:term_checked", String(term));
+    if (term > this.knownTerm) {
+      this.knownTerm = term;
+      this.kv.put("m:term", String(term));
+    }
+  }
+
+  /**
    * Known ahead of its first message (a promotion's fence, a snapshot):
    * whether it was later than the term known until now.
    */
