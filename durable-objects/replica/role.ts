@@ -192,7 +192,11 @@ export class ReplicaRole {
   } {
     // A stopped replica (a test fault: a node that is down) answers nothing.
     if (this.fault.stopped) throw new Error("replica is stopped");
-    if (this.terms.learn(term)) this.strongReads.dropLease();
+    if (this.terms.learn(term)) {
+      this.strongReads.dropLease();
+      // The new term's master gets a whole period before this member calls it silent.
+      this.watchdog.newTerm(Date.now());
+    }
     return {
       knownTerm: this.terms.known,
       lastTerm: this.store.lastTerm(),
@@ -203,6 +207,11 @@ export class ReplicaRole {
 
   get term(): number {
     return this.terms.known;
+  }
+
+  /** The term of the master this replica last followed (replica/terms.ts). */
+  get followedTerm(): number {
+    return this.terms.followed;
   }
 
   /** Null if this replica may become master of `term` with a log through `lastLsn`, else why not. */

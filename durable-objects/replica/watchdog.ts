@@ -22,8 +22,23 @@ export class FailoverWatchdog {
     if (settings.masterFailoverMs !== this.failoverMs) {
       this.failoverMs = settings.masterFailoverMs;
       this.storage.kv.put("m:failover_ms", String(this.failoverMs));
+      // A shorter period counts from now, not from a look armed for the old one.
+      if (this.failoverMs > 0 && this.armedAt !== null && this.armedAt > now + this.failoverMs) {
+        this.arm(now + this.failoverMs);
+      }
     }
     if (this.failoverMs > 0 && this.armedAt === null) this.arm(now + this.failoverMs);
+  }
+
+  /**
+   * Fenced into a later term by a promotion: the master of that term has had
+   * no chance to send anything yet, so the silence counts afresh from now (as
+   * a Raft node restarts its election timer when it grants a vote). Without
+   * it, a member that looked right after the fence, while the new master was
+   * still starting, would find the old master's silence and depose the new one.
+   */
+  newTerm(now: number): void {
+    this.lastHeardAt = now;
   }
 
   silenceMs(now: number): number {
@@ -36,14 +51,20 @@ export class FailoverWatchdog {
 
   /**
    * The alarm fired: whether the master has been silent for the whole period.
-   * Re-arms for the next look, a random part of a period later, so replicas
-   * that all lost the master do not all start a promotion at once.
+   * Re-arms for the next look: at the moment the silence will have lasted the
+   * whole period (a period after the last message, not after this look, so a
+   * master lost just after a look is noticed one period after its last word,
+   * not nearly two), or, after a look that found it silent, a period from now.
+   * A random part of half a period comes on top, so replicas that all lost the
+   * master do not all start a promotion at once.
    */
   due(now: number): boolean {
     this.armedAt = null;
     if (this.failoverMs === 0) return false;
     const silent = this.silenceMs(now) >= this.failoverMs;
-    const next = Math.max(now, this.lastHeardAt) + this.failoverMs;
+    const next = silent
+      ? now + this.failoverMs
+      : Math.max(now + 1, this.lastHeardAt + this.failoverMs);
     this.arm(next + Math.floor(Math.random() * (this.failoverMs / 2)));
     return silent;
   }
