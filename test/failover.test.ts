@@ -236,3 +236,35 @@ describe("promotion without the master, 4 replicas", () => {
     expect((await exec(c, [{ sql: "INSERT INTO t (k) VALUES ('still')" }])).status).toBe(200);
   });
 });
+
+describe("automatic promotion after a promotion that died half way", () => {
+  it("a fence that never reached the directory does not stop the next automatic promotion", async () => {
+    const c = await setup("auto-stuck-fence");
+    expect(
+      (await call("PATCH", `/admin/clusters/${c}/tunables`, { body: { master_failover_ms: 800 } }))
+        .status,
+    ).toBe(200);
+    const acked = await writeKeys(c, "a", 3);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await call("POST", `/admin/clusters/${c}/master/lose`)).status).toBe(202);
+    // A promotion fenced every replica into term 2, then died before its
+    // compare-and-set: the directory still says term 1.
+    for (const id of ["replica-1", "replica-2", "replica-3", "replica-4"]) {
+      await nodeStub(env, c, id).prepareTerm(c, 2);
+    }
+    await waitUntil(
+      "a replica is master of term 2",
+      async () => {
+        try {
+          const s = await statusOf(c);
+          return s.master.term === 2 && s.master.id !== "node-0";
+        } catch {
+          return false;
+        }
+      },
+      15_000,
+      100,
+    );
+    expect(await keysOnMaster(c)).toEqual([...acked].sort());
+  });
+});
