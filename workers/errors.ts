@@ -43,6 +43,13 @@ export function toApiError(error: unknown): ApiError {
   );
 }
 
+/**
+ * Failures a retry may not meet: a node restarting, a call cut off, and the
+ * fault routes' lost or partitioned node (which stand for a region gone or
+ * cut off). Logged without a stack: under load one per request adds up.
+ */
 function isTransient(message: string): boolean {
-  return /reset|abort|network|disconnect|overload|crash|broken|exceeded|connection/i.test(message);
+  return /reset|abort|network|disconnect|overload|crash|broken|exceeded|connection|is lost \(fault injection\)|is partitioned from the cluster/i.test(
+    message,
+  );
 }

@@ -42,6 +42,19 @@ export function bundledConfig(config: string, bundle: string): string {
   return lines.join("\n");
 }
 
+/**
+ * wrangler dev maps every logged error's stack through the bundle's source map
+ * (2.7 MB), re-reading it each time, on the one thread that also carries the
+ * Worker's traffic: a burst of errors (a lost master's refused calls) froze the
+ * local runtime for seconds. The bench reads no stacks, so the map goes.
+ */
+function dropSourceMap(bundleDir: string): void {
+  const worker = join(bundleDir, "worker.js");
+  const code = readFileSync(worker, "utf8");
+  writeFileSync(worker, code.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n"));
+  rmSync(`${worker}.map`, { force: true });
+}
+
 /** `root`: the checkout to build (another build of the project, for side-by-side runs). */
 export async function startBenchServer(root = "."): Promise<DevServer> {
   const dir = mkdtempSync(join(tmpdir(), "dosql-bench-"));
@@ -59,6 +72,7 @@ export async function startBenchServer(root = "."): Promise<DevServer> {
       ],
       { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } },
     );
+    dropSourceMap(join(dir, "bundle"));
     const config = join(dir, "wrangler.toml");
     const source = readFileSync(join(root, BENCH_CONFIG), "utf8");
     writeFileSync(config, bundledConfig(source, "bundle/worker.js"));
