@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   NOT_DURABLE: 503,
   UNAVAILABLE: 503,
+  /** The deployment's own configuration (wrangler vars) is wrong: not the request's fault, and no retry helps. */
+  MISCONFIGURED: 500,
   COMMIT_TIMEOUT: 504,
 } as const;
 

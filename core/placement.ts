@@ -52,15 +52,15 @@ const REGION_POINTS: Record<LocationHint, readonly [number, number]> = {
 };
 
 const COLO_LISTS: Record<LocationHint, string> = {
-  wnam: "SJC SFO LAX SEA PDX DEN PHX LAS SLC SAN SMF YVR YYC YEG ABQ BOI ANC HNL GDL OAK BUR ONT FAT RNO TUS",
-  enam: "IAD EWR JFK LGA BOS ATL ORD DFW IAH MIA MSP DTW CLT PHL YYZ YUL YOW MCI STL BNA IND CMH PIT RIC TPA MCO JAX MEM OMA BUF AUS SAT MEX QRO MTY RDU CLE MKE",
-  sam: "GRU GIG EZE SCL BOG LIM UIO GYE MVD ASU FOR POA CWB BSB SSA REC BEL MAO FLN PTY SJO MDE CLO",
-  weur: "LHR LGW MAN EDI DUB CDG MRS AMS BRU FRA DUS HAM MUC STR TXL BER ZRH GVA MAD BCN LIS MXP FCO CPH OSL ARN GOT LUX LYS",
-  eeur: "WAW PRG BUD VIE OTP SOF ATH KBP RIX TLL VNO BEG ZAG HEL LJU SKP TIA KIV BTS IST SAW",
-  apac: "NRT HND KIX ICN HKG TPE SIN KUL BKK CGK MNL SGN HAN BOM DEL MAA BLR HYD CCU CMB DAC KHI LHE ISB KTM PNH RGN FUK OKA",
-  oc: "SYD MEL BNE PER ADL AKL CHC CBR HBA NOU GUM",
-  afr: "JNB CPT DUR LOS ACC NBO CAI CMN ALG TUN DAR KGL MBA LAD DKR ADD MPM",
-  me: "DXB AUH DOH BAH KWI RUH JED DMM MCT AMM TLV BGW BEY EBL",
+  wnam: "SJC SFO LAX SEA PDX DEN PHX LAS SLC SAN SMF YVR YYC YEG ABQ BOI ANC HNL GDL OAK BUR ONT FAT RNO TUS MEX QRO MTY",
+  enam: "IAD EWR JFK LGA BOS ATL ORD DFW IAH MIA MSP DTW CLT PHL YYZ YUL YOW MCI STL BNA IND CMH PIT RIC TPA MCO JAX MEM OMA BUF AUS SAT RDU CLE MKE PTY SJO MDE BOG CLO",
+  sam: "GRU GIG EZE SCL LIM UIO GYE MVD ASU FOR POA CWB BSB SSA REC BEL MAO FLN",
+  weur: "LHR LGW MAN EDI DUB CDG MRS AMS BRU FRA DUS HAM MUC STR TXL BER ZRH GVA MAD BCN LIS MXP FCO CPH LUX LYS ALG TUN CMN DKR ZAG LJU PRG",
+  eeur: "WAW BUD VIE OTP SOF ATH KBP RIX TLL VNO BEG HEL SKP TIA KIV BTS IST SAW OSL ARN GOT",
+  apac: "NRT HND KIX ICN HKG TPE SIN KUL BKK CGK MNL SGN HAN MAA CCU CMB DAC PNH RGN FUK OKA GUM",
+  oc: "SYD MEL BNE PER ADL AKL CHC CBR HBA NOU",
+  afr: "JNB CPT DUR LOS ACC NBO DAR KGL MBA LAD MPM",
+  me: "DXB AUH DOH BAH KWI RUH JED DMM MCT AMM TLV BGW BEY EBL CAI ADD KHI BOM DEL BLR HYD LHE ISB KTM",
 };
 
 /** The documented mapping from a Cloudflare colo (IATA code) to its region. */
@@ -70,14 +70,21 @@ export const COLO_REGIONS: ReadonlyMap<string, LocationHint> = new Map(
   ),
 );
 
-const CONTINENT_REGIONS: Record<string, LocationHint> = {
-  NA: "enam",
-  SA: "sam",
-  EU: "weur",
-  AS: "apac",
-  OC: "oc",
-  AF: "afr",
-};
+const CONTINENT_REGIONS: ReadonlyMap<string, LocationHint> = new Map([
+  ["NA", "enam"],
+  ["SA", "sam"],
+  ["EU", "weur"],
+  ["AS", "apac"],
+  ["OC", "oc"],
+  ["AF", "afr"],
+]);
+
+/** A coordinate as request.cf gives it (a decimal string, or a number); anything else is none. */
+function coordinate(value: unknown): number | null {
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (typeof value !== "string" || !/^\s*-?\d+(\.\d+)?\s*$/.test(value)) return null;
+  return Number(value);
+}
 
 /**
  * The region a request came from (`request.cf`: colo, then latitude and
@@ -90,11 +97,12 @@ export function callerRegion(cf: unknown): LocationHint | null {
     const region = COLO_REGIONS.get(colo.toUpperCase());
     if (region !== undefined) return region;
   }
-  const lat = Number(latitude);
-  const lon = Number(longitude);
-  const hasPoint = latitude !== undefined && longitude !== undefined;
-  if (hasPoint && Number.isFinite(lat) && Number.isFinite(lon)) return nearestRegion(lat, lon);
-  if (typeof continent === "string") return CONTINENT_REGIONS[continent] ?? null;
+  const lat = coordinate(latitude);
+  const lon = coordinate(longitude);
+  if (lat !== null && lon !== null && Math.abs(lat) <= 90 && Math.abs(lon) <= 180) {
+    return nearestRegion(lat, lon);
+  }
+  if (typeof continent === "string") return CONTINENT_REGIONS.get(continent) ?? null;
   return null;
 }
 
@@ -163,11 +171,14 @@ export function parseLocations(
   for (const entry of (text ?? "").split(",").map((s) => s.trim())) {
     if (entry === "") continue;
     const [id = "", hint = "", ...rest] = entry.split("=").map((s) => s.trim());
-    if (rest.length > 0 || (id !== "directory" && !isMember(id)) || !isLocationHint(hint)) {
+    // Replica ids are replica-1, replica-2, ... (core/protocol.ts replicaId): no 0, no leading zeros.
+    const real = id === "directory" || (isMember(id) && !/^replica-0/.test(id));
+    if (rest.length > 0 || !real || !isLocationHint(hint)) {
       throw new Error(
-        `DEFAULT_LOCATIONS entry "${entry.slice(0, 60)}" is not member=hint (members node-0, replica-N or directory; hints ${LOCATION_HINTS.join(", ")})`,
+        `DEFAULT_LOCATIONS entry "${entry.slice(0, 60)}" is not member=hint (members node-0, replica-1, replica-2, ... or directory; hints ${LOCATION_HINTS.join(", ")})`,
       );
     }
+    if (Object.hasOwn(locations, id)) throw new Error(`DEFAULT_LOCATIONS names ${id} twice`);
     locations[id] = hint;
   }
   return locations;

@@ -6,7 +6,7 @@
  * core/failover.ts. Run by the promote route when the master does not answer,
  * and by a replica's watchdog (master_failover_ms).
  */
-import type { DirectoryRecord } from "../core/directory-record";
+import type { ClusterConfig, DirectoryRecord } from "../core/directory-record";
 import { ApiError, type Result, fail, ok } from "../core/errors";
 import { type PrepareAnswer, chooseWithoutMaster } from "../core/failover";
 import { majority } from "../core/quorum";
@@ -72,7 +72,7 @@ export async function promoteWithoutMaster(
   }
   const members = [record.master, ...config.replicas];
   if (auto !== undefined) {
-    const refusal = await preVote(env, cluster, record.master, members, auto.silentForMs);
+    const refusal = await preVote(env, cluster, record.master, members, auto.silentForMs, config);
     if (refusal !== null)
       return fail(new ApiError("UNAVAILABLE", refusal, { retryAfterSeconds: 1 }));
   }
@@ -122,10 +122,14 @@ async function preVote(
   master: string,
   members: readonly string[],
   silentForMs: number,
+  config: ClusterConfig,
 ): Promise<string | null> {
   const silences = await Promise.all(
     members.map((id) =>
-      within(PREPARE_MS, nodeStub(env, cluster, id).masterSilence() as Promise<number>),
+      within(
+        PREPARE_MS,
+        nodeStub(env, cluster, id, config.locations?.[id]).masterSilence() as Promise<number>,
+      ),
     ),
   );
   if (silences[members.indexOf(master)] !== null) return `the master ${master} answers`;

@@ -2,15 +2,21 @@
  * The default topology's location hints, from the DEFAULT_LOCATIONS var
  * (core/placement.ts parseLocations), read once per isolate for each text.
  */
+import { ApiError } from "../core/errors";
 import { MEMBER_ID } from "../core/members";
 import { type Locations, parseLocations } from "../core/placement";
 
 let parsed: { text: string; locations: Locations } | null = null;
 
+/** Throws MISCONFIGURED (500, no retry) naming the var when it is malformed. */
 export function defaultLocations(env: Env): Locations {
   const text = env.DEFAULT_LOCATIONS ?? "";
   if (parsed?.text !== text) {
-    parsed = { text, locations: parseLocations(text, (id) => MEMBER_ID.test(id)) };
+    try {
+      parsed = { text, locations: parseLocations(text, (id) => MEMBER_ID.test(id)) };
+    } catch (error) {
+      throw new ApiError("MISCONFIGURED", error instanceof Error ? error.message : String(error));
+    }
   }
   return parsed.locations;
 }

@@ -42,11 +42,23 @@ export function memberStub(
   return location ? ns.get(objectId, { locationHint: location }) : ns.get(objectId);
 }
 
-/** The master of a directory record: its hint from the record, or the default topology's. */
+/** A member's hint as a directory record holds it, else the default topology's. */
+function hintOf(env: Env, record: DirectoryRecord, id: string): LocationHint | undefined {
+  return record.config?.locations?.[id] ?? defaultLocations(env)[id];
+}
+
+/** The master of a directory record, with its hint. */
 function masterStub(env: Env, cluster: string, record: DirectoryRecord) {
-  const location =
-    record.config?.locations?.[record.master] ?? defaultLocations(env)[record.master];
-  return memberStub(env, cluster, record.master, location);
+  return memberStub(env, cluster, record.master, hintOf(env, record, record.master));
+}
+
+/** Any member's stub, with the hint the directory (cached) records for it. */
+export async function placedMemberStub(
+  env: Env,
+  cluster: string,
+  id: string,
+): Promise<DurableObjectStub<ClusterNode>> {
+  return memberStub(env, cluster, id, hintOf(env, await masterRecord(env, cluster), id));
 }
 
 /**

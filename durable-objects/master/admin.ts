@@ -84,7 +84,14 @@ export class MasterAdmin {
     return describeTunables(this.core.tunables);
   }
 
-  async patchTunables(
+  patchTunables(
+    cluster: string,
+    patch: unknown,
+  ): Promise<Result<Record<TunableName, TunableDescription>>> {
+    return this.core.configChange(() => this.patchTunablesNow(cluster, patch));
+  }
+
+  private async patchTunablesNow(
     cluster: string,
     patch: unknown,
   ): Promise<Result<Record<TunableName, TunableDescription>>> {
@@ -147,9 +154,16 @@ export class MasterAdmin {
    * Adds a replica to the sanctioned set (ids are never reused). It starts
    * incoherent and is bootstrapped from a snapshot, then rejoins once caught up.
    */
-  async addReplica(
+  addReplica(
     cluster: string,
     location: LocationHint | null = null,
+  ): Promise<Result<{ id: string; location: LocationHint | null; replicas: string[] }>> {
+    return this.core.configChange(() => this.addReplicaNow(cluster, location));
+  }
+
+  private async addReplicaNow(
+    cluster: string,
+    location: LocationHint | null,
   ): Promise<Result<{ id: string; location: LocationHint | null; replicas: string[] }>> {
     try {
       this.core.ensureCluster(cluster);
@@ -188,7 +202,11 @@ export class MasterAdmin {
    * keep the wait set they started with; the removed replica leaves it like any
    * incoherent one, once the lease it may hold has expired.
    */
-  async removeReplica(
+  removeReplica(cluster: string, id: string): Promise<Result<{ id: string; replicas: string[] }>> {
+    return this.core.configChange(() => this.removeReplicaNow(cluster, id));
+  }
+
+  private async removeReplicaNow(
     cluster: string,
     id: string,
   ): Promise<Result<{ id: string; replicas: string[] }>> {

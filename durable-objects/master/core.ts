@@ -65,6 +65,8 @@ export class MasterCore {
   /** Each replica's snapshot streams: the current one and failures since the master started. */
   readonly snapshotProgress = new Map<string, SnapshotProgress>();
   readonly writers = new Semaphore(8);
+  /** One change at a time to what the directory's config holds (configChange). */
+  private readonly configLock = new Semaphore(1);
   readonly snapshotStreams: SnapshotStreams;
   readonly replicas: ReplicaSet;
   readonly tail = new LogTail(
@@ -275,7 +277,7 @@ export class MasterCore {
     this.jobs.at("truncate", now + TRUNCATE_EVERY_MS);
     // What a promotion without this master would need, in the directory from the start.
     this.ctx.waitUntil(
-      this.publishConfig().catch((error: unknown) => {
+      this.configChange(() => this.publishConfig()).catch((error: unknown) => {
         console.warn(`${cluster}: config not published in the directory`, error);
       }),
     );
@@ -382,6 +384,23 @@ export class MasterCore {
   /** A replica needs records that are truncated, or diverged: rebuild it from a snapshot. */
   requestSnapshot(id: string): void {
     this.snapshotStreams.request(id);
+  }
+
+  /**
+   * Runs a change to the membership, the tunables or the faults (each
+   * publishes the config, then applies it) or a handover, one at a time: two
+   * of them interleaved around the directory's await would publish or apply
+   * each other's stale view (a replica added twice under one id, a live
+   * member missing from the directory, a replica added during a handover
+   * that the new master never hears of).
+   */
+  async configChange<T>(change: () => Promise<T>): Promise<T> {
+    await this.configLock.acquire();
+    try {
+      return await change();
+    } finally {
+      this.configLock.release();
+    }
   }
 
   /** Publishes the members and tunables in the directory (master/config.ts). */

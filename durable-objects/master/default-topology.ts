@@ -3,6 +3,7 @@
  * with the location hints DEFAULT_LOCATIONS gives, written once, in one
  * transaction, by the first master of the cluster.
  */
+import { FIRST_MASTER } from "../../core/members";
 import { replicaId } from "../../core/protocol";
 import type { NodeStore } from "../node-store";
 import { defaultLocations } from "../placement-env";
@@ -16,7 +17,15 @@ export function seedDefaultTopology(
 ): void {
   if (store.loadReplicaStates().size > 0 || store.getMeta("next_replica") !== null) return;
   const count = Math.max(0, Number.parseInt(env.DEFAULT_REPLICAS, 10) || 0);
-  const locations = defaultLocations(env);
+  // Only the members seeded now: a hint for a later id would silently place
+  // a replica added without one.
+  const members = new Set([
+    FIRST_MASTER,
+    ...Array.from({ length: count }, (_, i) => replicaId(i + 1)),
+  ]);
+  const locations = Object.fromEntries(
+    Object.entries(defaultLocations(env)).filter(([id]) => members.has(id)),
+  );
   storage.transactionSync(() => {
     store.setMeta("locations", JSON.stringify(locations));
     for (let i = 1; i <= count; i++) {

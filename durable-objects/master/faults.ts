@@ -73,12 +73,14 @@ export class MasterFaults {
     cluster: string,
     config: MessageFaultConfig,
   ): Promise<Result<{ messages: MessageFaultConfig }>> {
-    return this.faultRoute(cluster, async () => {
-      this.core.store.setMeta("message_faults", JSON.stringify(config));
-      this.core.faults.configure(config);
-      await this.core.publishConfig();
-      return { messages: config };
-    });
+    return this.faultRoute(cluster, () =>
+      this.core.configChange(async () => {
+        this.core.store.setMeta("message_faults", JSON.stringify(config));
+        this.core.faults.configure(config);
+        await this.core.publishConfig();
+        return { messages: config };
+      }),
+    );
   }
 
   async setReplicaDelay(

@@ -24,7 +24,16 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export class MasterHandover {
   constructor(private readonly core: MasterCore) {}
 
-  async promote(
+  promote(
+    cluster: string,
+    named: string | undefined,
+  ): Promise<Result<{ master: string; term: number }>> {
+    // A membership or tunables change in flight finishes first, and the
+    // handover's record then holds it; one asked for during it is refused.
+    return this.core.configChange(() => this.promoteNow(cluster, named));
+  }
+
+  private async promoteNow(
     cluster: string,
     named: string | undefined,
   ): Promise<Result<{ master: string; term: number }>> {

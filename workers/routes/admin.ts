@@ -16,7 +16,7 @@ import {
   forgetMaster,
   forgetReplicaList,
   masterRecord,
-  memberStub,
+  placedMemberStub,
   onMaster,
 } from "../cluster";
 import { errorResponse, fromBody } from "../errors";
@@ -252,8 +252,9 @@ admin.post("/:cluster/promote", async (c) => {
   const until = Date.now() + TAKE_OVER_MS;
   for (let attempt = 0; ; attempt++) {
     try {
-      await memberStub(c.env, cluster, master).takeOver(cluster);
-      const status = await memberStub(c.env, cluster, master).status(cluster);
+      const stub = await placedMemberStub(c.env, cluster, master);
+      await stub.takeOver(cluster);
+      const status = await stub.status(cluster);
       if (status.master.term >= term) return c.json({ master, term });
     } catch (error) {
       if (Date.now() >= until) {
@@ -296,7 +297,7 @@ admin.post("/:cluster/members/:id/partition", async (c) => {
   if (!MEMBER_ID.test(id)) throw new ApiError("NOT_FOUND", `no member ${id.slice(0, 40)}`);
   const body = await validBody(c, z.object({ partitioned: z.boolean() }).strict());
   await faultsAllowed(c.env, cluster);
-  await memberStub(c.env, cluster, id).setPartitioned(body.partitioned);
+  await (await placedMemberStub(c.env, cluster, id)).setPartitioned(body.partitioned);
   return c.json({ id, partitioned: body.partitioned });
 });
 
@@ -322,7 +323,7 @@ async function faultsAllowed(env: Env, cluster: string): Promise<DirectoryRecord
 
 async function loseOrRestore(env: Env, cluster: string, id: string, lost: boolean): Promise<void> {
   try {
-    await memberStub(env, cluster, id).setLost(lost);
+    await (await placedMemberStub(env, cluster, id)).setLost(lost);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // The node resets itself to take the change: that reset is this call's answer.
