@@ -50,7 +50,8 @@ export interface ChaosOptions {
   promotions?: boolean;
   /**
    * Lose the master (it answers nothing), promote without it, and bring it
-   * back a while later: it must rejoin as a replica.
+   * back a while later: it must rejoin as a replica. Every other loss is left
+   * to automatic promotion (the tunable master_failover_ms) when it is on.
    */
   masterLosses?: boolean;
   /** Message fault probabilities (the seed is the run's). */
@@ -74,6 +75,8 @@ export const CHAOS_TUNABLES: Record<string, unknown> = {
   logput_window_bytes: 4_000,
   log_retain_records: 20,
   log_max_records: 100,
+  // Automatic promotion: every other lost master is left to the replicas.
+  master_failover_ms: 1000,
 };
 
 export const CHAOS_MESSAGES: ChaosOptions["messages"] = {
@@ -135,6 +138,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     partition: 0,
     promotion: 0,
     masterLoss: 0,
+    autoPromotion: 0,
   };
   /**
    * Message faults and catch-up counts by master incarnation (member and
@@ -319,6 +323,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await heal(id, "connect");
     cut.delete(id);
   };
+  /** Whether status names a master other than `old` within `ms` (automatic promotion). */
+  const newMasterWithin = async (old: string, ms: number): Promise<boolean> => {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      await sleep(200);
+      const res = await send("GET", `${admin}/status`).catch(() => null);
+      const master = (res?.body as { master?: { id?: string } } | undefined)?.master?.id;
+      if (res?.status === 200 && master !== undefined && master !== old) return true;
+    }
+    log(`automatic promotion: no new master ${ms} ms after ${old} was lost; promoting by hand`);
+    return false;
+  };
+
   const faultLoop = async () => {
     const rng = createRng(seed, "faults");
     const kinds = [
@@ -373,6 +390,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         if (res.status === 202 && id !== undefined) {
           lost.add(id);
           tally.masterLoss++;
+          const automatic = Number(options.tunables.master_failover_ms ?? 0) > 0;
+          // Every other loss (the first included): the replicas promote one of them.
+          if (automatic && tally.masterLoss % 2 === 1 && (await newMasterWithin(id, 15_000))) {
+            tally.autoPromotion++;
+            starts.push(sleep(downMs).then(() => restoreMember(id)));
+            continue;
+          }
           // Promoted without it (the promote route finds it does not answer).
           const promoted = await send("POST", `${admin}/promote`, {}).catch((error: unknown) => ({
             status: 0,

@@ -49,7 +49,7 @@ async function chaos(
       return { status: res.status, body: res.body };
     },
     log: (line) => {
-      if (line.startsWith("promotion")) console.log(line);
+      if (line.startsWith("promotion") || line.startsWith("automatic")) console.log(line);
     },
     ...overrides,
   });
@@ -84,6 +84,7 @@ function expectNothingBroken(report: ChaosReport): void {
     "partition",
     "promotion",
     "masterLoss",
+    "autoPromotion",
     "drop",
     "delay",
     "duplicate",
