@@ -25,14 +25,20 @@ function within<T>(ms: number, promise: Promise<T>): Promise<T | null> {
 }
 
 /**
- * An automatic promotion (a replica's watchdog) says which term it found the
- * master silent in, and for how long: it goes ahead only if that term is
- * still the directory's, the master does not answer, and a majority of the
- * members has not heard from it for as long (Raft's pre-vote: a replica cut
- * off alone does not depose a master the others hear).
+ * An automatic promotion (a replica's watchdog) says the latest term it knows
+ * and how long its master has been silent: it goes ahead only if the
+ * directory names no later term (one whose master this replica was never
+ * fenced into: it may simply not have heard from it yet), the master does not
+ * answer, and a majority of the members has not heard from it for as long
+ * (Raft's pre-vote: a replica cut off alone does not depose a master the
+ * others hear). The directory's term may be older than the one known (a
+ * promotion fenced the members and died before its compare-and-set) or the
+ * same (its master was lost before this replica heard from it): either way
+ * the cluster needs a master, and the fence and the compare-and-set keep it
+ * to one per term.
  */
 export interface AutoPromotion {
-  expectedTerm: number;
+  knownTerm: number;
   silentForMs: number;
 }
 
@@ -44,8 +50,7 @@ export async function promoteWithoutMaster(
 ): Promise<Result<{ master: string; term: number }>> {
   const directory = directoryStub(env, cluster);
   const record = (await directory.read()) as DirectoryRecord;
-  const expectedTerm = auto?.expectedTerm;
-  if (expectedTerm !== undefined && record.term !== expectedTerm) {
+  if (auto !== undefined && record.term > auto.knownTerm) {
     return fail(
       new ApiError("UNAVAILABLE", `term ${record.term} already began: no promotion needed`, {
         retryAfterSeconds: 1,

@@ -210,11 +210,8 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
     if (cluster === undefined || this.partitioned || !this.role.watchdog.due(Date.now())) return;
     // The master has been silent for master_failover_ms: promote without it,
     // if a majority of the members has not heard from it either.
-    // The term of the master it stopped hearing: a promotion that fenced this
-    // node into a later term and died before the directory's compare-and-set
-    // left the directory at that term, and must not block the next attempt.
     const outcome = await promoteWithoutMaster(this.env, cluster, undefined, {
-      expectedTerm: this.role.followedTerm,
+      knownTerm: this.role.term,
       silentForMs: this.role.watchdog.periodMs,
     });
     if (!outcome.ok)

@@ -209,11 +209,6 @@ export class ReplicaRole {
     return this.terms.known;
   }
 
-  /** The term of the master this replica last followed (replica/terms.ts). */
-  get followedTerm(): number {
-    return this.terms.followed;
-  }
-
   /** Null if this replica may become master of `term` with a log through `lastLsn`, else why not. */
   promotable(lastLsn: number, term: number, evenIfStopped = false): string | null {
     if (this.fault.stopped && !evenIfStopped) return "it is stopped";
@@ -375,6 +370,14 @@ export class ReplicaRole {
         for (const result of message.results) this.store.saveResult(result, now);
       });
       return { appliedLsn: this.appliedLsn };
+    }
+    // The end installs: a master replaced since the begin (this node took a
+    // later term meanwhile) must not install its state, which may hold a tail
+    // the new master does not have.
+    if (message.phase === "end" && message.term < this.terms.known) {
+      throw new Error(
+        `snapshot end of term ${message.term} refused: this node knows term ${this.terms.known}`,
+      );
     }
     const step = snapshotStep(this.ctx.storage, this.node, this.snapshot, message, () => {
       if (message.phase !== "end") return;

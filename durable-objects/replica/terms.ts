@@ -18,14 +18,6 @@ export class ReplicaTerms {
     return this.knownTerm;
   }
 
-  /**
-   * The term of the last master whose messages this node took: a fence can
-   * move `known` ahead of it for a promotion that may never finish.
-   */
-  get followed(): number {
-    return this.checkedTerm;
-  }
-
   judge(message: { term: number; termStartLsn: number }, appliedLsn: number): TermVerdict {
     return judgeTerm(this.knownTerm, this.checkedTerm, message, appliedLsn);
   }
