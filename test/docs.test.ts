@@ -6,6 +6,7 @@ import operations from "../docs/operations.md?raw";
 import determinism from "../docs/determinism.md?raw";
 import security from "../docs/security.md?raw";
 import readme from "../README.md?raw";
+import packageJson from "../package.json?raw";
 import { MAX_QUERY_ROWS, MAX_RESULT_BYTES } from "../durable-objects/sqlite/read";
 import { MAX_BODY_BYTES } from "../workers/middleware/json";
 import { MAX_PARAMS, MAX_ROWS, MAX_SQL_CHARS, MAX_STATEMENTS } from "../workers/routes/data";
@@ -16,6 +17,14 @@ import { REGISTER_KEYS } from "./chaos-registers";
 import { COLO_REGIONS, LOCATION_HINTS } from "../core/placement";
 
 describe("docs stay true to the code", () => {
+  it("npm start serves at full speed (the local observability collector off), the traced mode one command away", () => {
+    const scripts = (JSON.parse(packageJson) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.start).toMatch(/^X_LOCAL_OBSERVABILITY=false wrangler dev /);
+    expect(scripts["start:traced"]).toMatch(/^X_LOCAL_OBSERVABILITY=true wrangler dev /);
+    expect(scripts["start:traced"]?.replace("=true", "=false")).toBe(scripts.start);
+    expect(readme).toContain("npm run start:traced");
+  });
+
   it("operations.md names every location hint and the colo table it routes reads by", () => {
     const placement = operations.slice(operations.indexOf("## Placement"));
     for (const hint of LOCATION_HINTS) expect(placement).toContain(`\`${hint}\``);
