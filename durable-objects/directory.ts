@@ -17,7 +17,7 @@ import {
   publishConfig,
 } from "../core/directory-record";
 import type { HandoverState } from "../core/handover";
-import { defaultLocations } from "./placement-env";
+import { defaultLocations, stubWithHint } from "./placement-env";
 
 const RECORD_KEY = "record";
 
@@ -58,7 +58,5 @@ export class ClusterDirectory extends DurableObject<Env> {
 /** Created where DEFAULT_LOCATIONS puts `directory`, if it says. */
 export function directoryStub(env: Env, cluster: string): DurableObjectStub<ClusterDirectory> {
   const ns = env.DIRECTORY as unknown as DurableObjectNamespace<ClusterDirectory>;
-  const hint = defaultLocations(env).directory;
-  const id = ns.idFromName(cluster);
-  return hint === undefined ? ns.get(id) : ns.get(id, { locationHint: hint });
+  return stubWithHint(ns, ns.idFromName(cluster), defaultLocations(env).directory);
 }

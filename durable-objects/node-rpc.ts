@@ -6,6 +6,7 @@
  */
 import type { PrepareAnswer } from "../core/failover";
 import type { LocationHint } from "../core/placement";
+import { stubWithHint } from "./placement-env";
 import type {
   AckRequest,
   AppendRequest,
@@ -66,6 +67,5 @@ export function nodeStub(
   location?: LocationHint | null,
 ): NodeStub {
   const ns = env.NODE as unknown as DurableObjectNamespace<NodeRpc>;
-  const id = ns.idFromName(nodeObjectName(cluster, member));
-  return location ? ns.get(id, { locationHint: location }) : ns.get(id);
+  return stubWithHint(ns, ns.idFromName(nodeObjectName(cluster, member)), location);
 }

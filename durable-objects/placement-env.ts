@@ -4,7 +4,16 @@
  */
 import { ApiError } from "../core/errors";
 import { MEMBER_ID } from "../core/members";
-import { type Locations, parseLocations } from "../core/placement";
+import { type LocationHint, type Locations, parseLocations } from "../core/placement";
+
+/** An object's stub, created where `hint` says if this call creates it (core/placement.ts). */
+export function stubWithHint<T extends Rpc.DurableObjectBranded | undefined>(
+  ns: DurableObjectNamespace<T>,
+  id: DurableObjectId,
+  hint: LocationHint | null | undefined,
+): DurableObjectStub<T> {
+  return hint ? ns.get(id, { locationHint: hint }) : ns.get(id);
+}
 
 let parsed: { text: string; locations: Locations } | null = null;
 

@@ -6,39 +6,11 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AppendRequest } from "../core/protocol";
-import { replicaSettings } from "../core/replica-settings";
-import { defaultTunables } from "../core/tunables";
 import { directoryStub } from "../durable-objects/directory";
 import { nodeStub } from "../durable-objects/node-rpc";
 import { memberStub } from "../workers/cluster";
 import { call, exec, freshCluster, status, waitUntil } from "./helpers";
-
-function heartbeat(
-  cluster: string,
-  from: string,
-  term: number,
-  termStartLsn: number,
-  lsn: number,
-  leaseMs = 0,
-): AppendRequest {
-  return {
-    cluster,
-    replicaId: "replica-1",
-    from,
-    term,
-    termStartLsn,
-    sentAt: Date.now(),
-    masterLsn: lsn,
-    leaseUntil: leaseMs > 0 ? Date.now() + leaseMs : 0,
-    commitPoint: lsn,
-    settings: replicaSettings(defaultTunables()),
-    records: [],
-    truncatedThrough: 0,
-    pull: false,
-    ackedLsn: lsn,
-  };
-}
+import { heartbeat } from "./review-helpers";
 
 describe("finding 1: a snapshot stream of a deposed master that ends after the replica took a later term", () => {
   it("a snapshot's end from the master of an older term is not installed over a replica that already took a later term", async () => {

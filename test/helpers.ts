@@ -118,3 +118,23 @@ export function freshCluster(prefix: string): string {
   counter++;
   return `${prefix}-${counter}-${Math.floor(Math.random() * 1e6)}`;
 }
+
+/**
+ * Adds a replica (with a location hint if given), retrying while the
+ * membership rule refuses it (503 until the last replica added has caught
+ * up), as a client would.
+ */
+export async function addReplicaRetrying(c: string, location?: string) {
+  const add = () =>
+    call<{ id: string; location: string | null; replicas: string[] }>(
+      "POST",
+      `/admin/clusters/${c}/replicas`,
+      location === undefined ? {} : { body: { location } },
+    );
+  let added = await add();
+  for (let i = 0; added.status === 503 && i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    added = await add();
+  }
+  return added;
+}

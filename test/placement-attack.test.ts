@@ -14,7 +14,16 @@ import { seedDefaultTopology } from "../durable-objects/master/default-topology"
 import { NodeStore } from "../durable-objects/node-store";
 import failoverSource from "../durable-objects/failover.ts?raw";
 import { app } from "../workers/app";
-import { ADMIN, call, exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
+import {
+  ADMIN,
+  call,
+  exec,
+  freshCluster,
+  patchTunables,
+  status,
+  waitUntil,
+  addReplicaRetrying,
+} from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const isMember = (id: string) => MEMBER_ID.test(id);
@@ -26,21 +35,6 @@ interface PlacedStatus {
 const statusOf = async (c: string) => (await status(c)).body as unknown as PlacedStatus;
 const locationsOf = (s: PlacedStatus) =>
   Object.fromEntries(s.replicas.map((r) => [r.id, r.location]));
-
-async function addReplica(c: string, location?: string) {
-  const add = () =>
-    call<{ id: string; location: string | null }>(
-      "POST",
-      `/admin/clusters/${c}/replicas`,
-      location === undefined ? {} : { body: { location } },
-    );
-  let added = await add();
-  for (let i = 0; added.status === 503 && i < 100; i++) {
-    await sleep(100);
-    added = await add();
-  }
-  return added;
-}
 
 async function allCoherent(c: string, count?: number): Promise<void> {
   await waitUntil("every replica coherent", async () => {
@@ -64,7 +58,10 @@ async function hintedCluster(prefix: string): Promise<string> {
     coherency_rejoin_penalty_ms: 0,
   });
   expect(tuned.status).toBe(200);
-  expect((await addReplica(c, "weur")).body).toMatchObject({ id: "replica-5", location: "weur" });
+  expect((await addReplicaRetrying(c, "weur")).body).toMatchObject({
+    id: "replica-5",
+    location: "weur",
+  });
   await allCoherent(c, 5);
   return c;
 }
@@ -148,7 +145,7 @@ describe("placement under attack", () => {
     });
     const before = await statusOf(c);
     expect(before.replicas.map((r) => r.id)).toEqual(["replica-1", "replica-2"]);
-    const added = await addReplica(c); // no body: "adds a replica without a hint, as before placement"
+    const added = await addReplicaRetrying(c); // no body: "adds a replica without a hint, as before placement"
     expect(added.status).toBe(201);
     expect(added.body.id).toBe("replica-3");
     const after = await statusOf(c);
@@ -406,7 +403,7 @@ describe("placement under attack", () => {
     await waitUntil("bootstraps settle", async () =>
       (await statusOf(c)).replicas.every((r) => r.state === "coherent"),
     ).catch(() => {});
-    const again = await addReplica(c);
+    const again = await addReplicaRetrying(c);
     console.log("the next add on the new master:", again.status, JSON.stringify(again.body));
     await waitUntil("bootstraps settle", async () =>
       (await statusOf(c)).replicas.every((r) => r.state === "coherent"),

@@ -8,7 +8,16 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { DirectoryRecord } from "../core/directory-record";
 import { directoryStub } from "../durable-objects/directory";
-import { call, exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
+import {
+  call,
+  exec,
+  freshCluster,
+  patchTunables,
+  query,
+  status,
+  waitUntil,
+  addReplicaRetrying,
+} from "./helpers";
 
 interface PlacedStatus {
   master: { id: string; term: number; lsn: number; location: string | null };
@@ -16,25 +25,6 @@ interface PlacedStatus {
 }
 
 const statusOf = async (c: string) => (await status(c)).body as unknown as PlacedStatus;
-
-/**
- * Adds a replica, retrying while the membership rule refuses (UNAVAILABLE
- * until the last replica added has caught up), as a client would.
- */
-async function addReplica(c: string, location?: string) {
-  const add = () =>
-    call<{ id: string; location: string | null; replicas: string[] }>(
-      "POST",
-      `/admin/clusters/${c}/replicas`,
-      location === undefined ? {} : { body: { location } },
-    );
-  let added = await add();
-  for (let i = 0; added.status === 503 && i < 100; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    added = await add();
-  }
-  return added;
-}
 
 async function coherentAt(c: string, count: number): Promise<void> {
   await waitUntil(`${count} replicas coherent`, async () => {
@@ -62,9 +52,15 @@ async function placedCluster(prefix: string): Promise<string> {
     const removed = await call("DELETE", `/admin/clusters/${c}/replicas/${id}`);
     expect(removed.status, JSON.stringify(removed.body)).toBe(200);
   }
-  expect((await addReplica(c, "weur")).body).toMatchObject({ id: "replica-5", location: "weur" });
-  expect((await addReplica(c, "apac")).body).toMatchObject({ id: "replica-6", location: "apac" });
-  expect((await addReplica(c)).body).toMatchObject({ id: "replica-7", location: null });
+  expect((await addReplicaRetrying(c, "weur")).body).toMatchObject({
+    id: "replica-5",
+    location: "weur",
+  });
+  expect((await addReplicaRetrying(c, "apac")).body).toMatchObject({
+    id: "replica-6",
+    location: "apac",
+  });
+  expect((await addReplicaRetrying(c)).body).toMatchObject({ id: "replica-7", location: null });
   await coherentAt(c, 3);
   return c;
 }
@@ -194,7 +190,10 @@ describe("placement", () => {
       "replica-6": "apac",
       "replica-7": null,
     });
-    expect((await addReplica(c, "oc")).body).toMatchObject({ id: "replica-8", location: "oc" });
+    expect((await addReplicaRetrying(c, "oc")).body).toMatchObject({
+      id: "replica-8",
+      location: "oc",
+    });
     await coherentAt(c, 4);
     expect((await call("POST", `/admin/clusters/${c}/master/lose`)).status).toBe(202);
     const lost = await call<{ master: string }>("POST", `/admin/clusters/${c}/promote`, {

@@ -4,6 +4,9 @@
  * coherent replica serves the master's exact rows and verify agrees.
  */
 import { expect } from "vitest";
+import type { AppendRequest } from "../core/protocol";
+import { replicaSettings } from "../core/replica-settings";
+import { defaultTunables } from "../core/tunables";
 import { call, exec, verify } from "./helpers";
 import { NODES, converged, rowsOn } from "./node-images";
 
@@ -63,4 +66,34 @@ export async function sameOnEveryNode(
   const v = await verify(c);
   expect(v.body.mismatches, "verify").toEqual([]);
   expect(v.body.agree).toBe(true);
+}
+
+/**
+ * A heartbeat to replica-1 as the master `from` of `term` would send it
+ * (no records), for reproductions that play a master's messages by hand.
+ */
+export function heartbeat(
+  cluster: string,
+  from: string,
+  term: number,
+  termStartLsn: number,
+  lsn: number,
+  leaseMs = 0,
+): AppendRequest {
+  return {
+    cluster,
+    replicaId: "replica-1",
+    from,
+    term,
+    termStartLsn,
+    sentAt: Date.now(),
+    masterLsn: lsn,
+    leaseUntil: leaseMs > 0 ? Date.now() + leaseMs : 0,
+    commitPoint: lsn,
+    settings: replicaSettings(defaultTunables()),
+    records: [],
+    truncatedThrough: 0,
+    pull: false,
+    ackedLsn: lsn,
+  };
 }

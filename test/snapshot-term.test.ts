@@ -7,35 +7,9 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AppendRequest } from "../core/protocol";
-import { replicaSettings } from "../core/replica-settings";
-import { defaultTunables } from "../core/tunables";
 import { nodeStub } from "../durable-objects/node-rpc";
 import { freshCluster } from "./helpers";
-
-function heartbeat(
-  cluster: string,
-  term: number,
-  termStartLsn: number,
-  lsn: number,
-): AppendRequest {
-  return {
-    cluster,
-    replicaId: "replica-1",
-    from: "node-0",
-    term,
-    termStartLsn,
-    sentAt: Date.now(),
-    masterLsn: lsn,
-    leaseUntil: 0,
-    commitPoint: lsn,
-    settings: replicaSettings(defaultTunables()),
-    records: [],
-    truncatedThrough: 0,
-    pull: false,
-    ackedLsn: lsn,
-  };
-}
+import { heartbeat } from "./review-helpers";
 
 async function installEmptySnapshot(cluster: string, term: number, lsn: number) {
   const replica = nodeStub(env, cluster, "replica-1");
@@ -59,7 +33,7 @@ describe("a replica installed from a snapshot", () => {
     // No master runs for this cluster name: the messages are the test's.
     const c = freshCluster("snap-term");
     expect((await installEmptySnapshot(c, 1, 3)).appliedLsn).toBe(3);
-    const answer = await nodeStub(env, c, "replica-1").append(heartbeat(c, 1, 1, 3));
+    const answer = await nodeStub(env, c, "replica-1").append(heartbeat(c, "node-0", 1, 1, 3));
     expect(answer.diverged).toBeFalsy();
     expect(answer.appliedLsn).toBe(3);
   });
@@ -69,7 +43,7 @@ describe("a replica installed from a snapshot", () => {
     await installEmptySnapshot(c, 1, 3);
     // Term 2 began at LSN 2: this node's LSN 3 came from term 1's master and
     // is not the new master's, so it must be rebuilt.
-    const answer = await nodeStub(env, c, "replica-1").append(heartbeat(c, 2, 2, 3));
+    const answer = await nodeStub(env, c, "replica-1").append(heartbeat(c, "node-0", 2, 2, 3));
     expect(answer.diverged).toBeTruthy();
   });
 });

@@ -9,7 +9,7 @@ import { isNotMaster } from "../core/members";
 import { directoryStub } from "../durable-objects/directory";
 import type { ClusterNode } from "../durable-objects/node";
 import { nodeObjectName } from "../durable-objects/node-rpc";
-import { defaultLocations } from "../durable-objects/placement-env";
+import { defaultLocations, stubWithHint } from "../durable-objects/placement-env";
 import { byNearness, callerRegion, type LocationHint } from "../core/placement";
 import type { PlacedReplica } from "../core/status";
 
@@ -38,8 +38,7 @@ export function memberStub(
   location?: LocationHint | null,
 ): DurableObjectStub<ClusterNode> {
   const ns = env.NODE as unknown as DurableObjectNamespace<ClusterNode>;
-  const objectId = ns.idFromName(nodeObjectName(cluster, id));
-  return location ? ns.get(objectId, { locationHint: location }) : ns.get(objectId);
+  return stubWithHint(ns, ns.idFromName(nodeObjectName(cluster, id)), location);
 }
 
 /** A member's hint as a directory record holds it, else the default topology's. */
