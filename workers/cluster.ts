@@ -135,10 +135,6 @@ export async function placedReplicas(env: Env, cluster: string): Promise<PlacedR
   return replicas;
 }
 
-export async function replicaIds(env: Env, cluster: string): Promise<string[]> {
-  return (await placedReplicas(env, cluster)).map((r) => r.id);
-}
-
 export function forgetReplicaList(cluster: string): void {
   replicaLists.delete(cluster);
 }
