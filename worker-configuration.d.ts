@@ -8,6 +8,7 @@ interface __BaseEnv_Env {
 	DATA_TOKEN: string;
 	NODE: DurableObjectNamespace<import("./workers/index").ClusterNode>;
 	DIRECTORY: DurableObjectNamespace<import("./workers/index").ClusterDirectory>;
+	LIBSQL_STREAM: DurableObjectNamespace<import("./workers/index").LibsqlStream>;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {

@@ -161,6 +161,7 @@ export function checkQuery(facts: ProgramFacts): void {
     throw new ApiError(
       "INVALID_SQL",
       "query accepts only reads: SQLite compiles this statement as a write; send writes to exec",
+      { compiledAs: "write" },
     );
   }
 }

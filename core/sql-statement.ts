@@ -45,7 +45,7 @@ export function isCreateTrigger(tokens: readonly Token[]): boolean {
  * after it does not end here and is refused as a second statement. It never
  * comes after SQLite's, because CASE is reserved.
  */
-function triggerEnd(tokens: readonly Token[]): number {
+export function triggerEnd(tokens: readonly Token[]): number {
   if (!isCreateTrigger(tokens)) return 0;
   let openCases = 0;
   for (const [i, token] of tokens.entries()) {

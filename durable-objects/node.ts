@@ -8,6 +8,7 @@
  * changes only with a term (promotion): the node persists the new role and
  * restarts into it, so no state of the old role survives in memory.
  */
+import type { ProgramRequest } from "../core/hrana/program";
 import { DurableObject } from "cloudflare:workers";
 import type { PrepareAnswer } from "../core/failover";
 import type { MessageFaultConfig } from "../core/message-faults";
@@ -233,6 +234,10 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
 
   async query(request: QueryRequest) {
     return this.master().writes.query(request);
+  }
+
+  async program(request: ProgramRequest) {
+    return this.master().writes.program(request);
   }
 
   async ack(request: AckRequest) {

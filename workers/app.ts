@@ -7,6 +7,7 @@ import { ApiError } from "../core/errors";
 import { errorResponse, toApiError } from "./errors";
 import { admin } from "./routes/admin";
 import { data } from "./routes/data";
+import { libsql } from "./routes/libsql";
 import { metrics } from "./routes/metrics";
 
 export const app = new Hono<{ Bindings: Env }>();
@@ -22,6 +23,7 @@ app.get("/", (c) =>
       "GET|PATCH /admin/clusters/{cluster}/tunables",
       "POST /admin/clusters/{cluster}/verify",
       "GET /metrics?cluster={cluster}",
+      "POST /libsql/{cluster}/v2/pipeline (libSQL: @libsql/client with URL …/libsql/{cluster}/)",
     ],
   }),
 );
@@ -29,6 +31,7 @@ app.get("/", (c) =>
 app.route("/v1/clusters", data);
 app.route("/admin/clusters", admin);
 app.route("/metrics", metrics);
+app.route("/libsql", libsql);
 
 app.notFound((c) =>
   errorResponse(

@@ -4,6 +4,7 @@
 import { app } from "./app";
 
 export { ClusterDirectory } from "../durable-objects/directory";
+export { LibsqlStream } from "../durable-objects/libsql-stream";
 export { ClusterNode } from "../durable-objects/node";
 
 export default app;

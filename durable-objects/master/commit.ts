@@ -66,41 +66,64 @@ export function commitLocal(
         results.push(outcome.result);
         wroteSequence ||= outcome.wroteSequence;
       }
-      const sequence = wroteSequence ? readSequence(node) : undefined;
       const response: ExecResponse = {
         lsn: input.lsn,
         results,
         bookmark: encodeBookmark(input.lsn),
       };
-      const text = JSON.stringify(response);
-      // The saved result travels in the record: every node keeps it (node-store.ts).
-      const result =
-        input.key === undefined
-          ? undefined
-          : { key: input.key, requestHash: input.requestHash, lsn: input.lsn, response: text };
-      const body = encodeBody({
-        entries,
-        ...(sequence ? { sequence } : {}),
-        ...(result ? { result } : {}),
-      });
-      const bytes = bodyBytes(body);
-      limits.record.check(bytes);
-      const head = { lsn: input.lsn, term: input.term, ts, end: input.logEnd + bytes };
-      store.appendLog(head, body, bytes);
-      if (result !== undefined) store.saveResult(result, ts);
-      const record: LogRecord = {
-        ...head,
-        entries,
-        ...(sequence ? { sequence } : {}),
-        ...(result ? { result } : {}),
-      };
-      return { response, record, bytes, responseBytes: text.length };
+      return appendCommit(
+        node,
+        store,
+        input,
+        ts,
+        { entries, wroteSequence, response },
+        limits.record,
+      );
     });
   } catch (error) {
     // A DDL statement that ran before the failure reloaded the cache mid-transaction.
     node.schema.invalidate();
     throw error;
   }
+}
+
+/**
+ * The record of a commit whose statements have run, and its saved result,
+ * appended inside the same transaction. The saved result travels in the
+ * record: every node keeps it (node-store.ts).
+ */
+export function appendCommit<R>(
+  node: SqlNode,
+  store: NodeStore,
+  input: Pick<CommitInput, "lsn" | "term" | "logEnd" | "key" | "requestHash">,
+  ts: number,
+  ran: { entries: LogEntry[]; wroteSequence: boolean; response: R },
+  budget: RecordBudget,
+): { response: R; record: LogRecord; bytes: number; responseBytes: number } {
+  const { entries, response } = ran;
+  const sequence = ran.wroteSequence ? readSequence(node) : undefined;
+  const text = JSON.stringify(response);
+  const result =
+    input.key === undefined
+      ? undefined
+      : { key: input.key, requestHash: input.requestHash, lsn: input.lsn, response: text };
+  const body = encodeBody({
+    entries,
+    ...(sequence ? { sequence } : {}),
+    ...(result ? { result } : {}),
+  });
+  const bytes = bodyBytes(body);
+  budget.check(bytes);
+  const head = { lsn: input.lsn, term: input.term, ts, end: input.logEnd + bytes };
+  store.appendLog(head, body, bytes);
+  if (result !== undefined) store.saveResult(result, ts);
+  const record: LogRecord = {
+    ...head,
+    entries,
+    ...(sequence ? { sequence } : {}),
+    ...(result ? { result } : {}),
+  };
+  return { response, record, bytes, responseBytes: text.length };
 }
 
 /** A record with no entries (a term's first record): it only takes its place in the log. */

@@ -13,6 +13,7 @@ import type {
   AckRequest,
   ExecRequest,
   ExecResponse,
+  LogRecord,
   PullRequest,
   PullResponse,
   QueryRequest,
@@ -21,7 +22,9 @@ import type {
 } from "../../core/protocol";
 import { runQuery } from "../sqlite/query";
 import { asSqlError } from "../sqlite/sql-errors";
+import type { ProgramRequest, ProgramResponse } from "../../core/hrana/program";
 import { commitLocal } from "./commit";
+import { commitProgram } from "./program-commit";
 import type { MasterCore } from "./core";
 import { asAck } from "./relay-host";
 
@@ -32,68 +35,124 @@ export class MasterWrites {
 
   async exec(request: ExecRequest): Promise<Result<ExecResponse>> {
     try {
-      this.core.ensureCluster(request.cluster);
-      const refused = this.core.writeRefusal();
-      if (refused !== null) return this.failed(refused);
-      const key = request.idempotencyKey;
-      const hash = request.requestHash ?? "";
-      // A retry is looked up before anything else runs: a commit the guard would
-      // refuse today (after a deploy) is still answered with its saved result.
-      if (key !== undefined) {
-        const saved = this.core.store.findResult(key);
-        if (saved !== null) return await this.replay(saved, hash);
-      }
-      // Only a request that queued for its slot can find its key committed meanwhile.
-      const queued = !this.core.writers.tryAcquire();
-      if (queued) await this.core.writers.acquire();
-      let holding = true;
-      try {
-        // A handover may have begun while this request queued for a slot.
-        const late = this.core.writeRefusal();
-        if (late !== null) return this.failed(late);
-        if (key !== undefined && queued) {
-          // A duplicate may have committed while this request queued for a slot.
-          const saved = this.core.store.findResult(key);
-          if (saved !== null) {
-            this.core.writers.release();
-            holding = false;
-            return await this.replay(saved, hash);
-          }
-        }
-        const { response, plain, bytes } = this.commit(request, key, hash);
-        const plan = planWait({
-          syncMode: this.core.tunables.sync_mode,
-          asyncDistCommit: this.core.tunables.async_dist_commit,
-          maxOutstanding: this.core.tunables.async_dist_commit_max_outstanding,
-          handedOffNow: this.core.waiter.handedOffNow + this.core.waiter.replaysNow,
-          plain,
-          heldBytes: this.core.waiter.heldBytes,
-          bytes,
-          maxHeldBytes: this.core.tunables.waiter_max_held_bytes,
-        });
-        if (plan.kind === "no-wait") {
-          this.core.counters.noWait++;
-          if (response.lsn > this.core.answeredHighLsn) this.core.answeredHighLsn = response.lsn;
-          return ok(response);
-        }
-        if (plan.kind === "inline") {
-          this.core.counters.inlineWaits[plan.reason]++;
-          this.core.metrics.inlineWaits.inc({ cluster: this.core.cluster, reason: plan.reason });
-        } else {
-          this.core.counters.handedOff++;
-          this.core.metrics.handoffs.inc({ cluster: this.core.cluster });
-          this.core.writers.release();
-          holding = false;
-        }
-        const outcome = await this.core.waitFor(response.lsn, plan.kind, bytes);
-        return this.answer(outcome, response);
-      } finally {
-        if (holding) this.core.writers.release();
-      }
+      return await this.write(request.cluster, request.idempotencyKey, request.requestHash, () =>
+        this.commit(request, request.idempotencyKey, request.requestHash ?? ""),
+      );
     } catch (error) {
       const mapped = asSqlError(error);
       if (mapped instanceof ApiError) return this.failed(this.forRoute(mapped, request));
       throw error;
+    }
+  }
+
+  /**
+   * A libSQL pipeline's program: one local transaction and at most one
+   * record, through the same slots, waiter and saved results as exec. A
+   * program that wrote nothing only read: it answers as a strong read does,
+   * once the state it read is acknowledged.
+   */
+  async program(request: ProgramRequest): Promise<Result<ProgramResponse>> {
+    try {
+      const readAt = Date.now();
+      const result = await this.write(
+        request.cluster,
+        request.idempotencyKey,
+        request.requestHash,
+        () => {
+          const lsn = this.core.lsn + 1;
+          const done = commitProgram(this.core.ctx.storage, this.core.node, this.core.store, {
+            lsn,
+            term: this.core.term,
+            logEnd: this.core.logEnd,
+            key: request.idempotencyKey,
+            requestHash: request.requestHash ?? "",
+            statementMinRows: this.core.tunables.replicate_statement_min_rows,
+            recordMaxBytes: this.core.tunables.log_record_max_bytes,
+            request,
+          });
+          if (done.record === null) return { response: done.response, plain: true, bytes: 0 };
+          return this.committed(done.record, done.bytes, done.response, done.responseBytes);
+        },
+      );
+      if (result.ok && result.value.lsn === null) {
+        await this.core.strongReads.settle(this.core.lsn, readAt);
+      }
+      return result;
+    } catch (error) {
+      const mapped = asSqlError(error);
+      if (mapped instanceof ApiError) return this.failed(mapped);
+      throw error;
+    }
+  }
+
+  /**
+   * A write's course: a retry answered from its saved result, a writer slot,
+   * the local commit, then the wait the commit policy plans. `commit` returns
+   * a response whose `lsn` is null when nothing was committed (no wait then).
+   */
+  private async write<R extends { lsn: number | null }>(
+    cluster: string,
+    key: string | undefined,
+    requestHash: string | undefined,
+    commit: () => { response: R; plain: boolean; bytes: number },
+  ): Promise<Result<R>> {
+    this.core.ensureCluster(cluster);
+    const refused = this.core.writeRefusal();
+    if (refused !== null) return this.failed(refused);
+    const hash = requestHash ?? "";
+    // A retry is looked up before anything else runs: a commit the guard would
+    // refuse today (after a deploy) is still answered with its saved result.
+    if (key !== undefined) {
+      const saved = this.core.store.findResult(key);
+      if (saved !== null) return await this.replay<R>(saved, hash);
+    }
+    // Only a request that queued for its slot can find its key committed meanwhile.
+    const queued = !this.core.writers.tryAcquire();
+    if (queued) await this.core.writers.acquire();
+    let holding = true;
+    try {
+      // A handover may have begun while this request queued for a slot.
+      const late = this.core.writeRefusal();
+      if (late !== null) return this.failed(late);
+      if (key !== undefined && queued) {
+        // A duplicate may have committed while this request queued for a slot.
+        const saved = this.core.store.findResult(key);
+        if (saved !== null) {
+          this.core.writers.release();
+          holding = false;
+          return await this.replay<R>(saved, hash);
+        }
+      }
+      const { response, plain, bytes } = commit();
+      if (response.lsn === null) return ok(response);
+      const plan = planWait({
+        syncMode: this.core.tunables.sync_mode,
+        asyncDistCommit: this.core.tunables.async_dist_commit,
+        maxOutstanding: this.core.tunables.async_dist_commit_max_outstanding,
+        handedOffNow: this.core.waiter.handedOffNow + this.core.waiter.replaysNow,
+        plain,
+        heldBytes: this.core.waiter.heldBytes,
+        bytes,
+        maxHeldBytes: this.core.tunables.waiter_max_held_bytes,
+      });
+      if (plan.kind === "no-wait") {
+        this.core.counters.noWait++;
+        if (response.lsn > this.core.answeredHighLsn) this.core.answeredHighLsn = response.lsn;
+        return ok(response);
+      }
+      if (plan.kind === "inline") {
+        this.core.counters.inlineWaits[plan.reason]++;
+        this.core.metrics.inlineWaits.inc({ cluster: this.core.cluster, reason: plan.reason });
+      } else {
+        this.core.counters.handedOff++;
+        this.core.metrics.handoffs.inc({ cluster: this.core.cluster });
+        this.core.writers.release();
+        holding = false;
+      }
+      const outcome = await this.core.waitFor(response.lsn, plan.kind, bytes);
+      return this.answer(outcome, response, response.lsn);
+    } finally {
+      if (holding) this.core.writers.release();
     }
   }
 
@@ -109,7 +168,7 @@ export class MasterWrites {
     return error;
   }
 
-  private async replay(saved: SavedResult, hash: string): Promise<Result<ExecResponse>> {
+  private async replay<R>(saved: SavedResult, hash: string): Promise<Result<R>> {
     if (saved.requestHash !== hash) {
       return this.failed(
         new ApiError(
@@ -120,7 +179,7 @@ export class MasterWrites {
     }
     this.core.counters.replayed++;
     this.core.metrics.replayed.inc({ cluster: this.core.cluster });
-    const response = JSON.parse(saved.response) as ExecResponse;
+    const response = JSON.parse(saved.response) as R;
     const bytes = saved.response.length;
     const full =
       this.core.waiter.handedOffNow + this.core.waiter.replaysNow >=
@@ -139,17 +198,17 @@ export class MasterWrites {
       this.core.tunables.sync_mode === "none"
         ? "acked"
         : await this.core.waitFor(saved.lsn, "replay", bytes);
-    return this.answer(outcome, { ...response, replayed: true });
+    return this.answer(outcome, { ...response, replayed: true }, saved.lsn);
   }
 
-  private answer(outcome: Outcome, response: ExecResponse): Result<ExecResponse> {
+  private answer<R>(outcome: Outcome, response: R, lsn: number): Result<R> {
     if (outcome === "acked") return ok(response);
     if (outcome === "not-durable") {
       return this.failed(
         new ApiError(
           "NOT_DURABLE",
           "the commit was not acknowledged by a majority of the cluster in time; retry with the same Idempotency-Key",
-          { lsn: response.lsn, retryAfterSeconds: 1 },
+          { lsn, retryAfterSeconds: 1 },
         ),
       );
     }
@@ -157,7 +216,7 @@ export class MasterWrites {
       new ApiError(
         "COMMIT_TIMEOUT",
         "the commit is written on the master but was not acknowledged in time; retry with the same Idempotency-Key",
-        { lsn: response.lsn },
+        { lsn },
       ),
     );
   }
@@ -168,13 +227,12 @@ export class MasterWrites {
     key: string | undefined,
     hash: string,
   ): { response: ExecResponse; plain: boolean; bytes: number } {
-    const lsn = this.core.lsn + 1;
     const { response, record, bytes, responseBytes } = commitLocal(
       this.core.ctx.storage,
       this.core.node,
       this.core.store,
       {
-        lsn,
+        lsn: this.core.lsn + 1,
         term: this.core.term,
         logEnd: this.core.logEnd,
         statements: request.statements,
@@ -185,7 +243,17 @@ export class MasterWrites {
         recordMaxBytes: this.core.tunables.log_record_max_bytes,
       },
     );
-    this.core.lsn = lsn;
+    return this.committed(record, bytes, response, responseBytes);
+  }
+
+  /** A record committed locally: it takes its LSN and goes to the relays. */
+  private committed<R>(
+    record: LogRecord,
+    bytes: number,
+    response: R,
+    responseBytes: number,
+  ): { response: R; plain: boolean; bytes: number } {
+    this.core.lsn = record.lsn;
     this.core.logEnd += bytes;
     this.core.counters.commits++;
     this.core.metrics.commits.inc({ cluster: this.core.cluster });

@@ -23,20 +23,29 @@ function bearer(header: string | undefined): string | null {
   return match?.[1] ?? null;
 }
 
+/** Throws 401 unless the Authorization header carries a token good for `level`. */
+export async function checkToken(
+  env: Env,
+  header: string | undefined,
+  level: "data" | "admin",
+): Promise<void> {
+  const token = bearer(header);
+  if (token === null) {
+    throw new ApiError("UNAUTHORIZED", "missing Authorization: Bearer <token> header");
+  }
+  const admin = await matches(token, env.ADMIN_TOKEN);
+  const data = level === "data" && !admin ? await matches(token, env.DATA_TOKEN) : false;
+  if (!admin && !data) {
+    throw new ApiError(
+      "UNAUTHORIZED",
+      level === "admin" ? "this route needs the admin token" : "invalid token",
+    );
+  }
+}
+
 export function requireToken(level: "data" | "admin") {
   return createMiddleware<{ Bindings: Env }>(async (c, next) => {
-    const token = bearer(c.req.header("authorization"));
-    if (token === null) {
-      throw new ApiError("UNAUTHORIZED", "missing Authorization: Bearer <token> header");
-    }
-    const admin = await matches(token, c.env.ADMIN_TOKEN);
-    const data = level === "data" && !admin ? await matches(token, c.env.DATA_TOKEN) : false;
-    if (!admin && !data) {
-      throw new ApiError(
-        "UNAUTHORIZED",
-        level === "admin" ? "this route needs the admin token" : "invalid token",
-      );
-    }
+    await checkToken(c.env, c.req.header("authorization"), level);
     await next();
   });
 }

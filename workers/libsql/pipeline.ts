@@ -1,0 +1,329 @@
+/**
+ * Running one Hrana pipeline against a cluster. Stream requests are read in
+ * order: `store_sql`, `close_sql`, `close` and `get_autocommit` act on the
+ * stream at once; `execute`, `batch` and `sequence` become the units of one
+ * program. A program of plain queries outside a transaction goes to replicas
+ * (each statement one read, at the pipeline's consistency); any other runs on
+ * the master as one transaction and at most one replicated commit, with the
+ * same full sync, waiter and saved results as `/exec`.
+ */
+import { ApiError, type ErrorBody, type Result } from "../../core/errors";
+import { controlOf } from "../../core/hrana/control";
+import { checkConditions } from "../../core/hrana/conditions";
+import {
+  type OpenTransaction,
+  type ProgramRequest,
+  type ProgramResponse,
+  type ProgramUnit,
+  readCandidate,
+  type StepOutcome,
+} from "../../core/hrana/program";
+import type { BatchResult, HranaStmt, StreamRequest, StreamResult } from "../../core/hrana/proto";
+import {
+  MAX_STORED_SQL,
+  sqlText,
+  toHranaError,
+  toStatement,
+  toStmtResult,
+} from "../../core/hrana/translate";
+import { splitStatements } from "../../core/hrana/control";
+import type { Consistency, QueryResponse } from "../../core/protocol";
+import { onMaster } from "../cluster";
+import { toApiError } from "../errors";
+import { routeRead } from "../read-route";
+
+/** What a stream keeps between requests. */
+export interface StreamState {
+  stored: Map<number, string>;
+  open: OpenTransaction | null;
+  foreignKeysOff: boolean;
+  closed: boolean;
+}
+
+export function newStreamState(): StreamState {
+  return { stored: new Map(), open: null, foreignKeysOff: false, closed: false };
+}
+
+export interface PipelineContext {
+  cluster: string;
+  consistency: Consistency;
+  minLsn: number;
+  idempotencyKey?: string;
+  requestHash?: string;
+  cf?: unknown;
+}
+
+/** An open transaction may hold this many statements: each request replays them all. */
+export const MAX_TRANSACTION_STATEMENTS = 1000;
+
+type Slot =
+  | { kind: "done"; result: StreamResult }
+  | { kind: "unit"; request: "execute" | "batch" | "sequence"; unit: number; wantRows: boolean };
+
+const errorResult = (error: unknown): StreamResult => ({
+  type: "error",
+  error: toHranaError(toApiError(error).toBody()),
+});
+
+export interface PipelineOutcome {
+  results: StreamResult[];
+  /** The bookmark of the commit this pipeline made, if it made one. */
+  bookmark: string | null;
+}
+
+export async function runPipeline(
+  env: Env,
+  context: PipelineContext,
+  state: StreamState,
+  requests: readonly StreamRequest[],
+): Promise<PipelineOutcome> {
+  const slots: Slot[] = [];
+  const units: ProgramUnit[] = [];
+  for (const request of requests) {
+    if (state.closed) {
+      slots.push({
+        kind: "done",
+        result: errorResult(
+          new ApiError("BAD_REQUEST", "the stream is closed", { hranaCode: "STREAM_CLOSED" }),
+        ),
+      });
+      continue;
+    }
+    try {
+      slots.push(take(request, state, units));
+    } catch (error) {
+      slots.push({ kind: "done", result: errorResult(error) });
+    }
+  }
+  let outcome: Result<ProgramResponse> | null = null;
+  if (units.length > 0) outcome = await runUnits(env, context, state, units);
+  if (outcome !== null && !outcome.ok) {
+    // A transaction whose request failed is over: nothing of it was written.
+    state.open = null;
+  }
+  if (outcome?.ok) {
+    state.open = outcome.value.open;
+    state.foreignKeysOff = outcome.value.foreignKeysOff;
+    if (state.open !== null && state.open.steps.length > MAX_TRANSACTION_STATEMENTS) {
+      state.open = null;
+      const error = new ApiError(
+        "BAD_REQUEST",
+        `a transaction over HTTP may hold at most ${MAX_TRANSACTION_STATEMENTS} statements: it was rolled back`,
+        { hranaCode: "TRANSACTION_TOO_LARGE" },
+      );
+      outcome = { ok: false, error: error.toBody() };
+    }
+  }
+  const results = slots.map((slot) => (slot.kind === "done" ? slot.result : answer(slot, outcome)));
+  const bookmark = outcome?.ok ? outcome.value.bookmark : null;
+  return { results, bookmark };
+}
+
+/** Reads one request: done now, or a unit of the program. */
+function take(request: StreamRequest, state: StreamState, units: ProgramUnit[]): Slot {
+  switch (request.type) {
+    case "close":
+      state.closed = true;
+      return { kind: "done", result: { type: "ok", response: { type: "close" } } };
+    case "store_sql":
+      if (state.stored.has(request.sql_id)) {
+        throw new ApiError("BAD_REQUEST", `sql_id ${request.sql_id} is already stored`, {
+          hranaCode: "SQL_STORE_FAILED",
+        });
+      }
+      if (state.stored.size >= MAX_STORED_SQL) {
+        throw new ApiError(
+          "BAD_REQUEST",
+          `a stream may store at most ${MAX_STORED_SQL} SQL texts`,
+          {
+            hranaCode: "SQL_STORE_FAILED",
+          },
+        );
+      }
+      state.stored.set(request.sql_id, request.sql);
+      return { kind: "done", result: { type: "ok", response: { type: "store_sql" } } };
+    case "close_sql":
+      state.stored.delete(request.sql_id);
+      return { kind: "done", result: { type: "ok", response: { type: "close_sql" } } };
+    case "get_autocommit":
+      // Known only after the program runs; answered from the state before it.
+      return {
+        kind: "done",
+        result: {
+          type: "ok",
+          response: { type: "get_autocommit", is_autocommit: state.open === null },
+        },
+      };
+    case "describe":
+      throw new ApiError("BAD_REQUEST", "describe is not supported by this server", {
+        hranaCode: "NOT_SUPPORTED",
+      });
+    case "execute":
+      units.push({ steps: [step(request.stmt, state)] });
+      return {
+        kind: "unit",
+        request: "execute",
+        unit: units.length - 1,
+        wantRows: request.stmt.want_rows !== false,
+      };
+    case "batch": {
+      const steps = request.batch.steps;
+      checkConditions(steps.map((s) => s.condition));
+      units.push({
+        steps: steps.map((s) => ({ ...step(s.stmt, state), condition: s.condition ?? null })),
+      });
+      return { kind: "unit", request: "batch", unit: units.length - 1, wantRows: true };
+    }
+    case "sequence": {
+      const sql = sqlText(request, state.stored);
+      units.push({
+        sequence: true,
+        steps: splitStatements(sql).map((text) => step({ sql: text }, state)),
+      });
+      return { kind: "unit", request: "sequence", unit: units.length - 1, wantRows: false };
+    }
+  }
+}
+
+function step(stmt: HranaStmt, state: StreamState): ProgramUnit["steps"][number] {
+  const statement = toStatement(stmt, state.stored);
+  const control = controlOf(statement.sql);
+  if (control !== null) {
+    if (statement.params.length > 0) {
+      throw new ApiError("BAD_REQUEST", "transaction control takes no parameters");
+    }
+    return { op: control };
+  }
+  return { op: { kind: "sql", statement } };
+}
+
+async function runUnits(
+  env: Env,
+  context: PipelineContext,
+  state: StreamState,
+  units: ProgramUnit[],
+): Promise<Result<ProgramResponse>> {
+  if (state.open === null && readCandidate(units)) {
+    const read = await readOnReplicas(env, context, units);
+    if (read !== null) return read;
+  }
+  const request: ProgramRequest = {
+    cluster: context.cluster,
+    resume: state.open,
+    foreignKeysOff: state.foreignKeysOff,
+    units,
+    ...(context.idempotencyKey === undefined
+      ? {}
+      : { idempotencyKey: context.idempotencyKey, requestHash: context.requestHash }),
+  };
+  try {
+    return (await onMaster(env, context.cluster, (master) =>
+      master.program(request),
+    )) as Result<ProgramResponse>;
+  } catch (error) {
+    return { ok: false, error: toApiError(error).toBody() };
+  }
+}
+
+/**
+ * Each query as one read where the pipeline's consistency sends it. Null when
+ * SQLite compiled one as a write (a WITH … INSERT): the program goes to the
+ * master instead, and since nothing was written, running it all there is the
+ * same as running it in order.
+ */
+async function readOnReplicas(
+  env: Env,
+  context: PipelineContext,
+  units: ProgramUnit[],
+): Promise<Result<ProgramResponse> | null> {
+  const outcomes: StepOutcome[][] = [];
+  for (const unit of units) {
+    const done: StepOutcome[] = [];
+    for (const s of unit.steps) {
+      if (s.op.kind !== "sql") return null;
+      if (unit.sequence && done.some((o) => o !== null && !o.ok)) {
+        done.push(null);
+        continue;
+      }
+      let read: Result<QueryResponse>;
+      try {
+        read = await routeRead(
+          env,
+          {
+            cluster: context.cluster,
+            sql: s.op.statement.sql,
+            params: s.op.statement.params,
+            consistency: context.consistency,
+            minLsn: context.minLsn,
+            format: "arrays",
+          },
+          context.cf,
+        );
+      } catch (error) {
+        return { ok: false, error: toApiError(error).toBody() };
+      }
+      if (!read.ok && read.error.details?.compiledAs === "write") return null;
+      if (!read.ok && isClusterError(read.error)) return read;
+      done.push(
+        read.ok
+          ? {
+              ok: true,
+              result: {
+                rowsWritten: 0,
+                lastRowId: null,
+                columns: "columns" in read.value ? read.value.columns : [],
+                rows: read.value.rows,
+              },
+            }
+          : { ok: false, error: read.error },
+      );
+    }
+    outcomes.push(done);
+  }
+  return {
+    ok: true,
+    value: { lsn: null, bookmark: null, outcomes, open: null, foreignKeysOff: false },
+  };
+}
+
+/** Errors of the cluster, not of the statement: the whole request fails with them. */
+function isClusterError(error: ErrorBody): boolean {
+  return (
+    error.code === "UNAVAILABLE" || error.code === "NOT_DURABLE" || error.code === "COMMIT_TIMEOUT"
+  );
+}
+
+function answer(
+  slot: Extract<Slot, { kind: "unit" }>,
+  outcome: Result<ProgramResponse> | null,
+): StreamResult {
+  if (outcome === null || !outcome.ok) {
+    return {
+      type: "error",
+      error: toHranaError(
+        outcome?.error ?? { code: "UNAVAILABLE", message: "the request did not run" },
+      ),
+    };
+  }
+  const lsn = outcome.value.lsn;
+  const steps = outcome.value.outcomes[slot.unit] ?? [];
+  if (slot.request === "batch") {
+    const result: BatchResult = { step_results: [], step_errors: [] };
+    for (const step of steps) {
+      result.step_results.push(step?.ok ? toStmtResult(step.result, true, lsn) : null);
+      result.step_errors.push(step && !step.ok ? toHranaError(step.error) : null);
+    }
+    return { type: "ok", response: { type: "batch", result } };
+  }
+  const failed = steps.find((s) => s !== null && !s.ok);
+  if (failed && !failed.ok) return { type: "error", error: toHranaError(failed.error) };
+  if (slot.request === "sequence") return { type: "ok", response: { type: "sequence" } };
+  const first = steps[0];
+  if (!first?.ok) {
+    return { type: "error", error: { message: "the statement did not run", code: "SQLITE_ERROR" } };
+  }
+  return {
+    type: "ok",
+    response: { type: "execute", result: toStmtResult(first.result, slot.wantRows, lsn) },
+  };
+}
