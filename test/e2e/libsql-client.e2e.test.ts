@@ -24,7 +24,11 @@ async function pipeline(body: unknown, path = "libsql/libsql-e2e/v2/pipeline", t
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return { status: response.status, type: response.headers.get("content-type"), json: await response.json() };
+  return {
+    status: response.status,
+    type: response.headers.get("content-type"),
+    json: await response.json(),
+  };
 }
 
 async function verify(cluster: string) {
@@ -48,10 +52,16 @@ afterAll(async () => {
 
 describe("@libsql/client against the cluster", () => {
   it("executes writes and reads, with lastInsertRowid and rowsAffected as the client types them", async () => {
-    const insert = await db.execute({ sql: "INSERT INTO t (a, b) VALUES (?, ?)", args: [1, "one"] });
+    const insert = await db.execute({
+      sql: "INSERT INTO t (a, b) VALUES (?, ?)",
+      args: [1, "one"],
+    });
     expect(insert.rowsAffected).toBe(1);
     expect(typeof insert.lastInsertRowid).toBe("bigint");
-    const read = await db.execute({ sql: "SELECT a, b FROM t WHERE id = ?", args: [insert.lastInsertRowid ?? 0n] });
+    const read = await db.execute({
+      sql: "SELECT a, b FROM t WHERE id = ?",
+      args: [insert.lastInsertRowid ?? 0n],
+    });
     expect(read.columns).toEqual(["a", "b"]);
     // A JS number travels as a float: REAL 1.0 in a typeless column, as sqld stores it.
     expect(read.rows[0]?.a).toBe(1);
@@ -74,13 +84,18 @@ describe("@libsql/client against the cluster", () => {
     await exact.execute({ sql: "INSERT INTO t (a, b) VALUES (?, 'big')", args: [big] });
     await exact.execute({ sql: "INSERT INTO t (a, b) VALUES (?, 'min')", args: [min] });
     await exact.execute({ sql: "INSERT INTO t (a, b) VALUES (?, 'blob')", args: [blob] });
-    const rows = await exact.execute("SELECT b, a, typeof(a) AS k FROM t WHERE b IN ('big', 'min', 'blob') ORDER BY b");
+    const rows = await exact.execute(
+      "SELECT b, a, typeof(a) AS k FROM t WHERE b IN ('big', 'min', 'blob') ORDER BY b",
+    );
     const byName = Object.fromEntries(rows.rows.map((r) => [r.b, r]));
     expect(byName.big?.a).toBe(big);
     expect(byName.big?.k).toBe("integer");
     expect(byName.min?.a).toBe(min);
     expect(new Uint8Array(byName.blob?.a as ArrayBuffer)).toEqual(blob);
-    const rowid = await exact.execute({ sql: "INSERT INTO t (id, a, b) VALUES (?, 0, 'maxrowid')", args: [2n ** 62n] });
+    const rowid = await exact.execute({
+      sql: "INSERT INTO t (id, a, b) VALUES (?, 0, 'maxrowid')",
+      args: [2n ** 62n],
+    });
     expect(rowid.lastInsertRowid).toBe(2n ** 62n);
     exact.close();
   });
@@ -148,7 +163,10 @@ describe("@libsql/client against the cluster", () => {
     await db.execute("INSERT INTO t (a, b) VALUES (0, 'counter')");
     const tx = await db.transaction("write");
     const read = await tx.execute("SELECT a FROM t WHERE b = 'counter'");
-    await tx.execute({ sql: "UPDATE t SET a = ? WHERE b = 'counter'", args: [Number(read.rows[0]?.a) + 1] });
+    await tx.execute({
+      sql: "UPDATE t SET a = ? WHERE b = 'counter'",
+      args: [Number(read.rows[0]?.a) + 1],
+    });
     await db.execute("UPDATE t SET a = 100 WHERE b = 'counter'");
     const error = await tx.commit().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LibsqlError);
@@ -159,7 +177,9 @@ describe("@libsql/client against the cluster", () => {
 
   it("turns away a read-only transaction's write", async () => {
     const tx = await db.transaction("read");
-    const error = await tx.execute("INSERT INTO t (a, b) VALUES (1, 'ro')").catch((e: unknown) => e);
+    const error = await tx
+      .execute("INSERT INTO t (a, b) VALUES (1, 'ro')")
+      .catch((e: unknown) => e);
     expect((error as LibsqlError).code).toBe("SQLITE_READONLY");
     await tx.rollback();
   });
@@ -191,7 +211,10 @@ describe("the endpoint's own rules", () => {
     const first = await pipeline({
       requests: [
         { type: "store_sql", sql_id: 1, sql: "SELECT ? AS v" },
-        { type: "execute", stmt: { sql_id: 1, args: [{ type: "integer", value: "-9223372036854775808" }] } },
+        {
+          type: "execute",
+          stmt: { sql_id: 1, args: [{ type: "integer", value: "-9223372036854775808" }] },
+        },
         {
           type: "batch",
           batch: {
@@ -207,20 +230,35 @@ describe("the endpoint's own rules", () => {
     expect(first.status).toBe(200);
     const results = first.json.results;
     expect(results).toHaveLength(3);
-    expect(results[1].response.result.rows[0][0]).toEqual({ type: "integer", value: "-9223372036854775808" });
+    expect(results[1].response.result.rows[0][0]).toEqual({
+      type: "integer",
+      value: "-9223372036854775808",
+    });
     expect(results[2].response.result.step_errors[0].code).toBe("SQLITE_ERROR");
-    expect(results[2].response.result.step_results[1].rows[0][0]).toEqual({ type: "integer", value: "2" });
+    expect(results[2].response.result.step_results[1].rows[0][0]).toEqual({
+      type: "integer",
+      value: "2",
+    });
     expect(results[2].response.result.step_results[2]).toBeNull();
     const baton = first.json.baton as string;
     expect(typeof baton).toBe("string");
-    const again = await pipeline({ baton, requests: [{ type: "execute", stmt: { sql_id: 1, args: [{ type: "null" }] } }] });
+    const again = await pipeline({
+      baton,
+      requests: [{ type: "execute", stmt: { sql_id: 1, args: [{ type: "null" }] } }],
+    });
     expect(again.json.results[0].type).toBe("ok");
     const reused = await pipeline({ baton, requests: [{ type: "close" }] });
     expect(reused.status).toBe(400);
     expect(reused.json.code).toBe("STREAM_EXPIRED");
-    const forged = await pipeline({ baton: `${baton.slice(0, -2)}AA`, requests: [{ type: "close" }] });
+    const forged = await pipeline({
+      baton: `${baton.slice(0, -2)}AA`,
+      requests: [{ type: "close" }],
+    });
     expect(forged.json.code).toBe("BATON_INVALID");
-    const otherCluster = await pipeline({ baton: again.json.baton, requests: [{ type: "close" }] }, "libsql/other-cluster/v2/pipeline");
+    const otherCluster = await pipeline(
+      { baton: again.json.baton, requests: [{ type: "close" }] },
+      "libsql/other-cluster/v2/pipeline",
+    );
     expect(otherCluster.json.code).toBe("BATON_INVALID");
     const closed = await pipeline({ baton: again.json.baton, requests: [{ type: "close" }] });
     expect(closed.json.baton).toBeNull();
