@@ -26,6 +26,7 @@ async function pipeline(body: unknown, path = "libsql/libsql-e2e/v2/pipeline", t
   });
   return {
     status: response.status,
+    bookmark: response.headers.get("x-bookmark"),
     type: response.headers.get("content-type"),
     json: await response.json(),
   };
@@ -186,6 +187,120 @@ describe("@libsql/client against the cluster", () => {
 
   it("keeps every replica identical after all of the above", async () => {
     expect((await verify("libsql-e2e")).agree).toBe(true);
+  });
+});
+
+describe("replication through the endpoint", () => {
+  it("reads its own writes strongly from replicas, and says who served", async () => {
+    const served: string[] = [];
+    const watched = createClient({
+      url: `${server.url}/libsql/libsql-e2e/`,
+      authToken: DATA,
+      fetch: async (request: Request) => {
+        const response = await fetch(request);
+        served.push(response.headers.get("x-served-by") ?? "");
+        return response;
+      },
+    });
+    await watched.execute("CREATE TABLE strong (k TEXT PRIMARY KEY, v)");
+    for (let i = 0; i < 5; i++) {
+      await watched.execute({ sql: "INSERT INTO strong VALUES (?, ?)", args: [`k${i}`, i] });
+      const read = await watched.execute({
+        sql: "SELECT v FROM strong WHERE k = ?",
+        args: [`k${i}`],
+      });
+      expect(read.rows[0]?.v).toBe(i);
+    }
+    watched.close();
+    const reads = served.filter((_, i) => i > 0 && i % 2 === 0);
+    expect(reads.length).toBe(5);
+    expect(reads.every((by) => /^replica-\d+$/.test(by))).toBe(true);
+    expect(served[1]).toBe("master");
+  });
+
+  it("reads at a bookmark or at any consistency, chosen by the base URL or a header", async () => {
+    const write = await pipeline({
+      requests: [
+        { type: "execute", stmt: { sql: "INSERT INTO t (a, b) VALUES (5, 'bookmarked')" } },
+        { type: "close" },
+      ],
+    });
+    const response = await fetch(`${server.url}/libsql/libsql-e2e/v2/pipeline`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${DATA}`,
+        "x-consistency": "bookmark",
+        "x-bookmark": write.bookmark ?? "",
+      },
+      body: JSON.stringify({
+        requests: [
+          { type: "execute", stmt: { sql: "SELECT a FROM t WHERE b = 'bookmarked'" } },
+          { type: "close" },
+        ],
+      }),
+    });
+    const body = (await response.json()) as {
+      results: { response: { result: { rows: unknown[][] } } }[];
+    };
+    expect(body.results[0]?.response.result.rows[0]?.[0]).toEqual({ type: "integer", value: "5" });
+    const missing = await pipeline(
+      { requests: [{ type: "execute", stmt: { sql: "SELECT 1" } }, { type: "close" }] },
+      "libsql/libsql-e2e/bookmark/v2/pipeline",
+    );
+    expect(missing.status).toBe(400);
+    expect(missing.json.code).toBe("BOOKMARK_INVALID");
+    const any = createClient({ url: `${server.url}/libsql/libsql-e2e/any/`, authToken: DATA });
+    expect((await any.execute("SELECT count(*) AS n FROM t")).rows[0]?.n).toBeGreaterThan(0);
+    any.close();
+    const bad = await pipeline(
+      { requests: [{ type: "close" }] },
+      "libsql/libsql-e2e/eventual/v2/pipeline",
+    );
+    expect(bad.status).toBe(404);
+  });
+
+  it("answers a retry with the same Idempotency-Key from the saved result, without running it again", async () => {
+    const body = {
+      requests: [
+        {
+          type: "batch",
+          batch: {
+            steps: [
+              { stmt: { sql: "BEGIN IMMEDIATE" } },
+              {
+                stmt: { sql: "INSERT INTO t (a, b) VALUES (1, 'once') RETURNING id" },
+                condition: { type: "ok", step: 0 },
+              },
+              { stmt: { sql: "COMMIT" }, condition: { type: "ok", step: 1 } },
+              {
+                stmt: { sql: "ROLLBACK" },
+                condition: { type: "not", cond: { type: "ok", step: 2 } },
+              },
+            ],
+          },
+        },
+        { type: "close" },
+      ],
+    };
+    const send = (payload: unknown) =>
+      fetch(`${server.url}/libsql/libsql-e2e/v2/pipeline`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${DATA}`, "idempotency-key": "libsql-once-1" },
+        body: JSON.stringify(payload),
+      }).then(async (r) => ({ status: r.status, json: await r.json() }));
+    const first = await send(body);
+    const retry = await send(body);
+    expect(retry.status).toBe(200);
+    expect(retry.json.results).toEqual(first.json.results);
+    const count = await db.execute("SELECT count(*) AS n FROM t WHERE b = 'once'");
+    expect(count.rows[0]?.n).toBe(1);
+    const reused = await send({
+      requests: [
+        { type: "execute", stmt: { sql: "INSERT INTO t (a) VALUES (2)" } },
+        { type: "close" },
+      ],
+    });
+    expect(reused.json.results[0].error.code).toBe("IDEMPOTENCY_KEY_REUSED");
   });
 });
 

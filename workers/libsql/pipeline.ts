@@ -69,6 +69,8 @@ export interface PipelineOutcome {
   results: StreamResult[];
   /** The bookmark of the commit this pipeline made, if it made one. */
   bookmark: string | null;
+  /** The members that ran its statements ("master", "replica-2", …). */
+  servedBy: string[];
 }
 
 export async function runPipeline(
@@ -96,7 +98,8 @@ export async function runPipeline(
     }
   }
   let outcome: Result<ProgramResponse> | null = null;
-  if (units.length > 0) outcome = await runUnits(env, context, state, units);
+  const servedBy = new Set<string>();
+  if (units.length > 0) outcome = await runUnits(env, context, state, units, servedBy);
   if (outcome !== null && !outcome.ok) {
     // A transaction whose request failed is over: nothing of it was written.
     state.open = null;
@@ -116,7 +119,7 @@ export async function runPipeline(
   }
   const results = slots.map((slot) => (slot.kind === "done" ? slot.result : answer(slot, outcome)));
   const bookmark = outcome?.ok ? outcome.value.bookmark : null;
-  return { results, bookmark };
+  return { results, bookmark, servedBy: [...servedBy] };
 }
 
 /** Reads one request: done now, or a unit of the program. */
@@ -202,11 +205,14 @@ async function runUnits(
   context: PipelineContext,
   state: StreamState,
   units: ProgramUnit[],
+  servedBy: Set<string>,
 ): Promise<Result<ProgramResponse>> {
   if (state.open === null && readCandidate(units)) {
-    const read = await readOnReplicas(env, context, units);
+    const read = await readOnReplicas(env, context, units, servedBy);
     if (read !== null) return read;
+    servedBy.clear();
   }
+  servedBy.add("master");
   const request: ProgramRequest = {
     cluster: context.cluster,
     resume: state.open,
@@ -235,6 +241,7 @@ async function readOnReplicas(
   env: Env,
   context: PipelineContext,
   units: ProgramUnit[],
+  servedBy: Set<string>,
 ): Promise<Result<ProgramResponse> | null> {
   const outcomes: StepOutcome[][] = [];
   for (const unit of units) {
@@ -264,6 +271,7 @@ async function readOnReplicas(
       }
       if (!read.ok && read.error.details?.compiledAs === "write") return null;
       if (!read.ok && isClusterError(read.error)) return read;
+      if (read.ok) servedBy.add(read.value.servedBy);
       done.push(
         read.ok
           ? {

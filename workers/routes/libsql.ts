@@ -212,7 +212,8 @@ async function pipeline(
 }
 
 function respond(outcome: PipelineOutcome, baton: string | null): Response {
-  const headers: Record<string, string> =
-    outcome.bookmark === null ? {} : { "x-bookmark": outcome.bookmark };
+  const headers: Record<string, string> = {};
+  if (outcome.bookmark !== null) headers["x-bookmark"] = outcome.bookmark;
+  if (outcome.servedBy.length > 0) headers["x-served-by"] = outcome.servedBy.join(",");
   return hranaJson(200, { baton, base_url: null, results: outcome.results }, headers);
 }
