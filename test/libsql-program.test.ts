@@ -174,6 +174,65 @@ describe("the guard holds through the endpoint", () => {
   });
 });
 
+describe("PRAGMA foreign_keys = OFF", () => {
+  it("refuses a DROP TABLE whose ON DELETE actions would change other rows, and keeps them all", async () => {
+    const c = freshCluster("hrana-fk");
+    await pipeline(c, [
+      {
+        type: "sequence",
+        sql: `CREATE TABLE p (id INTEGER PRIMARY KEY);
+              CREATE TABLE cascade_child (id INTEGER PRIMARY KEY, p REFERENCES p(id) ON DELETE CASCADE);
+              CREATE TABLE null_child (id INTEGER PRIMARY KEY, p REFERENCES p(id) ON DELETE SET NULL);
+              CREATE TABLE plain_child (id INTEGER PRIMARY KEY, p REFERENCES p(id));
+              CREATE TABLE lone (id INTEGER PRIMARY KEY);
+              INSERT INTO p VALUES (1); INSERT INTO cascade_child VALUES (1, 1);
+              INSERT INTO null_child VALUES (1, 1); INSERT INTO lone VALUES (1);`,
+      },
+      close,
+    ]);
+    const rebuild = (table: string) => ({
+      type: "batch",
+      batch: {
+        steps: [
+          { stmt: stmt("PRAGMA foreign_keys=off") },
+          { stmt: stmt("BEGIN") },
+          { stmt: stmt(`DROP TABLE ${table}`), condition: { type: "ok", step: 1 } },
+          { stmt: stmt("COMMIT"), condition: { type: "ok", step: 2 } },
+          { stmt: stmt("ROLLBACK"), condition: { type: "not", cond: { type: "ok", step: 3 } } },
+          { stmt: stmt("PRAGMA foreign_keys=on") },
+        ],
+      },
+    });
+    const cascading = await pipeline(c, [rebuild("p"), close]);
+    const errors = cascading.body.results[0].response.result.step_errors;
+    expect(errors[2].message).toMatch(
+      /foreign_keys=OFF cannot be honoured.*cascade_child, null_child/,
+    );
+    expect(
+      await rows(
+        c,
+        "SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM cascade_child), (SELECT p FROM null_child)",
+      ),
+    ).toEqual([["1", "1", "1"]]);
+    // Without the pragma, the same DROP runs SQLite's actions: that is what foreign keys on mean.
+    const plainRows = await pipeline(c, [
+      execute("DELETE FROM cascade_child"),
+      execute("DELETE FROM null_child"),
+      execute("INSERT INTO plain_child VALUES (1, 1)"),
+      close,
+    ]);
+    expect(plainRows.body.results.every((r: Json) => r.type === "ok")).toBe(true);
+    const noAction = await pipeline(c, [rebuild("p"), close]);
+    expect(noAction.body.results[0].response.result.step_errors[2].code).toBe("SQLITE_CONSTRAINT");
+    expect(await rows(c, "SELECT count(*) FROM p")).toEqual([["1"]]);
+    const lone = await pipeline(c, [rebuild("lone"), close]);
+    expect(lone.body.results[0].response.result.step_errors.every((e: unknown) => e === null)).toBe(
+      true,
+    );
+    expect((await verify(c)).body.agree).toBe(true);
+  });
+});
+
 describe("values", () => {
   it("come back exactly: 64-bit integers, -0.0, infinities, blobs, floats that look integral", async () => {
     const c = freshCluster("hrana-values");

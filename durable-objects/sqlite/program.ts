@@ -263,7 +263,7 @@ const EMPTY = { rowsWritten: 0, lastRowId: null } as const;
 function refuseForeignKeyActions(statement: Statement, entry: LogEntry | null): void {
   if (entry?.kind !== "ddl" || entry.changes.length === 0) return;
   if (upper(singleStatement(statement.sql).tokens[0]) !== "DROP") return;
-  const tables = [...new Set(entry.changes.map((c) => c.t))];
+  const tables = [...new Set(entry.changes.map((c) => c.t))].sort();
   throw new ApiError(
     "INVALID_SQL",
     `PRAGMA foreign_keys=OFF cannot be honoured: Durable Object SQLite always enforces foreign ` +
