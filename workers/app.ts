@@ -2,15 +2,17 @@
  * The front door: one Hono app composed from route modules, with one error
  * handler that turns every failure into shared/API.md's error body.
  */
-import { Hono } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { ApiError } from "../core/errors";
 import { errorResponse, toApiError } from "./errors";
 import { admin } from "./routes/admin";
 import { data } from "./routes/data";
 import { libsql } from "./routes/libsql";
 import { metrics } from "./routes/metrics";
+import type { FrontDoor } from "./openapi/route";
 
-export const app = new Hono<{ Bindings: Env }>();
+/** An OpenAPIHono, so each route module mounted here brings its paths into GET /openapi.json. */
+export const app = new OpenAPIHono<FrontDoor>();
 
 app.get("/", (c) =>
   c.json({

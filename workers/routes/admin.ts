@@ -1,218 +1,211 @@
 /**
- * The admin plane: status, tunables, verify and the fault routes.
+ * The admin plane: status, tunables, verify, membership and promotion (the
+ * fault routes are in faults.ts). Each route is served and described in one
+ * call (workers/openapi/route.ts), bodies validated with workers/schemas/admin.ts.
  */
-import { Hono } from "hono";
-import { z } from "zod";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { ApiError, type Result } from "../../core/errors";
-import { isMasterCrash } from "../../core/protocol";
-import type { DirectoryRecord } from "../../core/directory-record";
-import { applyPatch, defaultTunables, tunablesFromStored } from "../../core/tunables";
-import { MEMBER_ID } from "../../core/members";
-import { LOCATION_HINTS } from "../../core/placement";
+import { applyPatch, defaultTunables } from "../../core/tunables";
 import type { PlacedReplica } from "../../core/status";
 import { promoteWithoutMaster } from "../../durable-objects/failover";
 import {
   checkCluster,
   forgetMaster,
   forgetReplicaList,
-  masterRecord,
   placedMemberStub,
   onMaster,
 } from "../cluster";
 import { errorResponse, fromBody } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { readJson, validBody } from "../middleware/json";
+import { ADMIN_AUTH, BODY, errorResponses, json } from "../openapi/responses";
+import { type FrontDoor, serve } from "../openapi/route";
+import {
+  addReplicaSchema,
+  clusterStatus,
+  memberParams,
+  promoted,
+  promoteSchema,
+  replicaList,
+  tunablesList,
+  tunablesPatch,
+  verifyResult,
+} from "../schemas/admin";
+import { clusterParams } from "../schemas/data";
+import { faults } from "./faults";
 
-export const admin = new Hono<{ Bindings: Env }>();
+export const admin = new OpenAPIHono<FrontDoor>();
 
 admin.use("*", requireToken("admin"));
 
-admin.get("/:cluster/status", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  return c.json(await onMaster(c.env, cluster, (master) => master.status(cluster)));
+const body = (schema: Parameters<typeof json>[0], required = true) => ({
+  required,
+  content: { "application/json": { schema } },
 });
 
-admin.get("/:cluster/tunables", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  return c.json(await onMaster(c.env, cluster, (master) => master.getTunables(cluster)));
-});
+serve(
+  admin,
+  "get",
+  "/:cluster/status",
+  {
+    operationId: "status",
+    tags: ["admin"],
+    summary: "The master, its waiter, and every replica's state and lag",
+    security: ADMIN_AUTH,
+    request: { params: clusterParams },
+    responses: { 200: json(clusterStatus, "docs/operations.md, Status"), ...errorResponses() },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    return c.json(await onMaster(c.env, cluster, (master) => master.status(cluster)));
+  },
+);
 
-admin.patch("/:cluster/tunables", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const patch = await readJson(c);
-  // Refused here with the master's own rules: a deeply nested value would not even
-  // cross the RPC to the master (its serialiser overflows), and nothing else needs to.
-  applyPatch(defaultTunables(), patch);
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.patchTunables(cluster, patch),
-  )) as Result<unknown>;
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
+serve(
+  admin,
+  "get",
+  "/:cluster/tunables",
+  {
+    operationId: "getTunables",
+    tags: ["admin"],
+    summary: "Every tunable with its value, default, type, bounds and description",
+    security: ADMIN_AUTH,
+    request: { params: clusterParams },
+    responses: { 200: json(tunablesList, "Every tunable."), ...errorResponses() },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    return c.json(await onMaster(c.env, cluster, (master) => master.getTunables(cluster)));
+  },
+);
 
-admin.post("/:cluster/verify", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  return c.json(await onMaster(c.env, cluster, (master) => master.verify(cluster)));
-});
+serve(
+  admin,
+  "patch",
+  "/:cluster/tunables",
+  {
+    operationId: "patchTunables",
+    tags: ["admin"],
+    summary: "Change tunables, all or nothing",
+    description:
+      "An unknown name or a bad value (or two values that contradict each other) changes nothing.",
+    security: ADMIN_AUTH,
+    request: { params: clusterParams, body: body(tunablesPatch) },
+    responses: {
+      200: json(tunablesList, "Every tunable, after the change."),
+      ...errorResponses(BODY, ["UNKNOWN_TUNABLE", "INVALID_TUNABLE_VALUE"]),
+    },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    const patch = await readJson(c);
+    // Refused here with the master's own rules: a deeply nested value would not even
+    // cross the RPC to the master (its serialiser overflows), and nothing else needs to.
+    applyPatch(defaultTunables(), patch);
+    const result = (await onMaster(c.env, cluster, (master) =>
+      master.patchTunables(cluster, patch),
+    )) as Result<unknown>;
+    if (!result.ok) return errorResponse(c, fromBody(result.error));
+    return c.json(result.value);
+  },
+);
 
-admin.post("/:cluster/master/crash", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  let result: Result<unknown>;
-  try {
-    result = (await onMaster(c.env, cluster, (master) => master.crash(cluster))) as Result<unknown>;
-  } catch (error) {
-    // The reset throws its reason into this very call: the crash has happened,
-    // and the requests it was serving have failed, before the route answers.
-    if (isMasterCrash(error)) return c.json({ crashed: true }, 202);
-    throw error;
-  }
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value, 202);
-});
+serve(
+  admin,
+  "post",
+  "/:cluster/verify",
+  {
+    operationId: "verify",
+    tags: ["admin"],
+    summary: "Table checksums on every node, at the master's LSN",
+    security: ADMIN_AUTH,
+    request: { params: clusterParams },
+    responses: { 200: json(verifyResult, "Whether every node agrees."), ...errorResponses() },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    return c.json(await onMaster(c.env, cluster, (master) => master.verify(cluster)));
+  },
+);
 
-const probability = z.number().min(0).max(1).default(0);
+serve(
+  admin,
+  "get",
+  "/:cluster/replicas",
+  {
+    operationId: "listReplicas",
+    tags: ["admin"],
+    summary: "The sanctioned replicas and their location hints",
+    security: ADMIN_AUTH,
+    request: { params: clusterParams },
+    responses: { 200: json(replicaList, "Ids and hints (null: none)."), ...errorResponses() },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    const placed = (await onMaster(c.env, cluster, (master) =>
+      master.placement(cluster),
+    )) as PlacedReplica[];
+    return c.json({
+      replicas: placed.map((r) => r.id),
+      locations: Object.fromEntries(placed.map((r) => [r.id, r.location])),
+    });
+  },
+);
 
-/** Test-only relay message faults; `{}` (every probability 0) heals. */
-const messageFaultsSchema = z.strictObject({
-  seed: z.number().int().min(0).max(0xffffffff).default(0),
-  drop: probability,
-  delay: probability,
-  delayMs: z.number().int().min(0).max(10_000).default(50),
-  duplicate: probability,
-  reorder: probability,
-});
+serve(
+  admin,
+  "post",
+  "/:cluster/replicas",
+  {
+    operationId: "addReplica",
+    tags: ["admin"],
+    summary: "Add a replica, optionally with a location hint",
+    description:
+      "Bootstrapped from a snapshot; it rejoins once caught up. 503 while the last replica added has not caught up (with durable_lsns): retry.",
+    security: ADMIN_AUTH,
+    request: { params: clusterParams, body: body(addReplicaSchema, false) },
+    responses: {
+      201: json(replicaList.extend({ id: memberParams.shape.id }).loose(), "Added."),
+      ...errorResponses(BODY),
+    },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    // No body, or {}, adds a replica without a hint, as before placement.
+    const body = await validBody(c, addReplicaSchema, {});
+    const added = (await onMaster(c.env, cluster, (master) =>
+      master.addReplica(cluster, body.location ?? null),
+    )) as Result<unknown>;
+    forgetReplicaList(cluster);
+    if (!added.ok) return errorResponse(c, fromBody(added.error));
+    return c.json(added.value, 201);
+  },
+);
 
-admin.post("/:cluster/faults", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const body = await validBody(c, messageFaultsSchema);
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.setMessageFaults(cluster, body),
-  )) as Result<unknown>;
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
-
-admin.get("/:cluster/replicas", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const placed = (await onMaster(c.env, cluster, (master) =>
-    master.placement(cluster),
-  )) as PlacedReplica[];
-  return c.json({
-    replicas: placed.map((r) => r.id),
-    locations: Object.fromEntries(placed.map((r) => [r.id, r.location])),
-  });
-});
-
-/** A new replica may name where it should live (a Durable Object location hint). */
-const addReplicaSchema = z.strictObject({
-  location: z
-    .enum(LOCATION_HINTS, {
-      error: `expected a location hint: one of ${LOCATION_HINTS.join(", ")}`,
-    })
-    .optional(),
-});
-
-admin.post("/:cluster/replicas", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  // No body, or {}, adds a replica without a hint, as before placement.
-  const body = await validBody(c, addReplicaSchema, {});
-  const added = (await onMaster(c.env, cluster, (master) =>
-    master.addReplica(cluster, body.location ?? null),
-  )) as Result<unknown>;
-  forgetReplicaList(cluster);
-  if (!added.ok) return errorResponse(c, fromBody(added.error));
-  return c.json(added.value, 201);
-});
-
-admin.delete("/:cluster/replicas/:id", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.removeReplica(cluster, id),
-  )) as Result<unknown>;
-  forgetReplicaList(cluster);
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
-
-admin.post("/:cluster/replicas/:id/delay", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  if (!MEMBER_ID.test(id)) throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
-  const body = await validBody(c, z.strictObject({ ms: z.number().int().min(0).max(60_000) }));
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.setReplicaDelay(cluster, id, body.ms),
-  )) as Result<unknown>;
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
-
-admin.post("/:cluster/replicas/:id/crash", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  if (!MEMBER_ID.test(id)) throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
-  // The body is optional: no body crashes the replica at once.
-  const schema = z.strictObject({ midBatch: z.boolean().default(false) });
-  const body = (await c.req.text()).trim() === "" ? schema.parse({}) : await validBody(c, schema);
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.crashReplica(cluster, id, body.midBatch),
-  )) as Result<unknown>;
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value, 202);
-});
-
-/** Fault route: change a replica's rows behind the log's back (to prove divergence is caught). */
-admin.post("/:cluster/replicas/:id/tamper", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  if (!MEMBER_ID.test(id)) throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
-  const body = await validBody(c, z.strictObject({ sql: z.string().min(1).max(10_000) }));
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.tamperReplica(cluster, id, body.sql),
-  )) as Result<unknown>;
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
-
-admin.post("/:cluster/replicas/:id/rewind", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  const body = await validBody(c, z.strictObject({ lsn: z.number().int().min(0) }));
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.rewindRelay(cluster, id, body.lsn),
-  )) as Result<unknown>;
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
-
-admin.post("/:cluster/replicas/:id/:action{disconnect|connect}", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.setReplicaDisconnected(cluster, id, c.req.param("action") === "disconnect"),
-  )) as Result<unknown>;
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
-
-admin.post("/:cluster/replicas/:id/:action{stop|start}", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  if (!MEMBER_ID.test(id)) throw new ApiError("NOT_FOUND", `no replica ${id.slice(0, 40)}`);
-  const stopped = c.req.param("action") === "stop";
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.setReplicaStopped(cluster, id, stopped),
-  )) as Result<unknown>;
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
-
-const promoteSchema = z
-  .object({
-    replica: z.string().regex(MEMBER_ID, "expected a member id such as replica-2").optional(),
-    force: z.boolean().optional(),
-  })
-  .strict();
+serve(
+  admin,
+  "delete",
+  "/:cluster/replicas/:id",
+  {
+    operationId: "removeReplica",
+    tags: ["admin"],
+    summary: "Remove a replica at once",
+    description: "Commits finish without it once its lease has expired; its object keeps its data.",
+    security: ADMIN_AUTH,
+    request: { params: memberParams },
+    responses: { 200: json(replicaList.loose(), "Removed."), ...errorResponses() },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    const id = c.req.param("id");
+    const result = (await onMaster(c.env, cluster, (master) =>
+      master.removeReplica(cluster, id),
+    )) as Result<unknown>;
+    forgetReplicaList(cluster);
+    if (!result.ok) return errorResponse(c, fromBody(result.error));
+    return c.json(result.value);
+  },
+);
 
 /** How long the new master may take to start and commit its term's first record. */
 const TAKE_OVER_MS = 10_000;
@@ -226,108 +219,64 @@ const TAKE_OVER_MS = 10_000;
  * (durable-objects/failover.ts). Answers once the new master has started and
  * committed its term's first record.
  */
-admin.post("/:cluster/promote", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const body = await validBody(c, promoteSchema);
-  let result: Result<{ master: string; term: number }>;
-  if (body.force === true) {
-    result = await promoteWithoutMaster(c.env, cluster, body.replica);
-  } else {
-    try {
-      result = (await onMaster(c.env, cluster, (master) =>
-        master.promote(cluster, body.replica),
-      )) as Result<{ master: string; term: number }>;
-    } catch (error) {
-      // The master did not answer at all (lost, cut off): promote without it.
-      console.warn(
-        `${cluster}: the master did not answer a promotion; promoting without it`,
-        error,
-      );
+serve(
+  admin,
+  "post",
+  "/:cluster/promote",
+  {
+    operationId: "promote",
+    tags: ["admin"],
+    summary: "Hand the master role to a replica, or promote without the master",
+    description:
+      "Answers once the new master has committed its term's first record. 503 when no promotion can be made now; 404 for an unknown replica (docs/operations.md, Promotion).",
+    security: ADMIN_AUTH,
+    request: { params: clusterParams, body: body(promoteSchema) },
+    responses: { 200: json(promoted, "The new master and term."), ...errorResponses(BODY) },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    const body = await validBody(c, promoteSchema);
+    let result: Result<{ master: string; term: number }>;
+    if (body.force === true) {
       result = await promoteWithoutMaster(c.env, cluster, body.replica);
-    }
-  }
-  forgetMaster(cluster);
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  const { master, term } = result.value;
-  const until = Date.now() + TAKE_OVER_MS;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const stub = await placedMemberStub(c.env, cluster, master);
-      await stub.takeOver(cluster);
-      const status = await stub.status(cluster);
-      if (status.master.term >= term) return c.json({ master, term });
-    } catch (error) {
-      if (Date.now() >= until) {
-        throw new ApiError(
-          "UNAVAILABLE",
-          `${master} is master of term ${term} but has not started yet; it takes over on its next call`,
-          { retryAfterSeconds: 1, master, term },
+    } else {
+      try {
+        result = (await onMaster(c.env, cluster, (master) =>
+          master.promote(cluster, body.replica),
+        )) as Result<{ master: string; term: number }>;
+      } catch (error) {
+        // The master did not answer at all (lost, cut off): promote without it.
+        console.warn(
+          `${cluster}: the master did not answer a promotion; promoting without it`,
           error,
         );
+        result = await promoteWithoutMaster(c.env, cluster, body.replica);
       }
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(200, 20 * (attempt + 1))));
-  }
-});
+    forgetMaster(cluster);
+    if (!result.ok) return errorResponse(c, fromBody(result.error));
+    const { master, term } = result.value;
+    const until = Date.now() + TAKE_OVER_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const stub = await placedMemberStub(c.env, cluster, master);
+        await stub.takeOver(cluster);
+        const status = await stub.status(cluster);
+        if (status.master.term >= term) return c.json({ master, term });
+      } catch (error) {
+        if (Date.now() >= until) {
+          throw new ApiError(
+            "UNAVAILABLE",
+            `${master} is master of term ${term} but has not started yet; it takes over on its next call`,
+            { retryAfterSeconds: 1, master, term },
+            error,
+          );
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200, 20 * (attempt + 1))));
+    }
+  },
+);
 
-/** Fault hook: lose the master (its region gone): it answers nothing until restored. */
-admin.post("/:cluster/master/lose", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const { master } = await faultsAllowed(c.env, cluster);
-  await loseOrRestore(c.env, cluster, master, true);
-  forgetMaster(cluster);
-  return c.json({ lost: master }, 202);
-});
-
-/** Fault hook: bring a lost member back; it learns the term from the directory and its peers. */
-admin.post("/:cluster/members/:id/restore", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  if (!MEMBER_ID.test(id)) throw new ApiError("NOT_FOUND", `no member ${id.slice(0, 40)}`);
-  await faultsAllowed(c.env, cluster);
-  await loseOrRestore(c.env, cluster, id, false);
-  forgetMaster(cluster);
-  return c.json({ restored: id });
-});
-
-/** Fault hook: cut a member off from the others (`{"partitioned": false}` heals); clients still reach it. */
-admin.post("/:cluster/members/:id/partition", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const id = c.req.param("id");
-  if (!MEMBER_ID.test(id)) throw new ApiError("NOT_FOUND", `no member ${id.slice(0, 40)}`);
-  const body = await validBody(c, z.object({ partitioned: z.boolean() }).strict());
-  await faultsAllowed(c.env, cluster);
-  await (await placedMemberStub(c.env, cluster, id)).setPartitioned(body.partitioned);
-  return c.json({ id, partitioned: body.partitioned });
-});
-
-/**
- * Member fault hooks reach nodes that may not be master (or reachable through
- * it): the switch is read from the tunables the master published in the
- * directory.
- */
-async function faultsAllowed(env: Env, cluster: string): Promise<DirectoryRecord> {
-  const record = await masterRecord(env, cluster, true);
-  const rows = Object.entries(record.config?.tunables ?? {}).map(([name, value]) => ({
-    name,
-    value,
-  }));
-  if (!tunablesFromStored(rows).debug_fault_injection) {
-    throw new ApiError(
-      "FORBIDDEN",
-      "fault injection is off: set the tunable debug_fault_injection to true first",
-    );
-  }
-  return record;
-}
-
-async function loseOrRestore(env: Env, cluster: string, id: string, lost: boolean): Promise<void> {
-  try {
-    await (await placedMemberStub(env, cluster, id)).setLost(lost);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // The node resets itself to take the change: that reset is this call's answer.
-    if (message.includes("through the fault route")) return;
-    throw error;
-  }
-}
+// The fault routes, behind the same admin token.
+admin.route("/", faults);

@@ -1,8 +1,10 @@
 /**
- * The data plane: exec, rows and query (shared/API.md).
+ * The data plane: exec, rows and query (docs/api.md). Each route is served
+ * and described in one call (workers/openapi/route.ts); the bodies are
+ * validated with the schemas the description is generated from
+ * (workers/schemas/data.ts).
  */
-import { Hono } from "hono";
-import { z } from "zod";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { fromApiValue } from "../../core/api-values";
 import { ApiError, type Result } from "../../core/errors";
 import {
@@ -16,7 +18,6 @@ import {
 } from "../../core/protocol";
 import { isReservedName, isUserName } from "../../core/reserved-names";
 import { quoteIdent } from "../../core/sql-lexer";
-import { MAX_USER_PARAMS } from "../../core/sql-params";
 import type { Exact } from "../../core/sql-value";
 import { MASTER_ALIAS } from "../../core/members";
 import {
@@ -30,68 +31,34 @@ import {
 import { errorResponse, fromBody, toApiError } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { validBody } from "../middleware/json";
+import { DATA_AUTH, errorResponses, json, WRITE } from "../openapi/responses";
+import { type FrontDoor, serve } from "../openapi/route";
+import {
+  clusterParams,
+  execResponse,
+  execSchema,
+  IDENT,
+  idempotencyKeySchema,
+  MAX_PARAMS,
+  querySchema,
+  queryResponse,
+  rowsSchema,
+  type SqlParam,
+  tableParams,
+  writeHeaders,
+} from "../schemas/data";
 
-export const MAX_STATEMENTS = 1000;
-export const MAX_ROWS = 1000;
-export const MAX_SQL_CHARS = 100_000;
-export const MAX_PARAMS = MAX_USER_PARAMS;
-
-/** A parameter: JSON, or a one-key object for what JSON cannot carry (core/api-values.ts). */
-const sqlValue = z.union([
-  z.string(),
-  z.number(),
-  z.boolean(),
-  z.null(),
-  z.strictObject({ int: z.string() }),
-  z.strictObject({ real: z.union([z.number(), z.string()]) }),
-  z.strictObject({ base64: z.string() }),
-  z.strictObject({ textBytes: z.string() }),
-]);
-
-const statementSchema = z.object({
-  sql: z
-    .string()
-    .min(1, "must not be empty")
-    .max(MAX_SQL_CHARS, `at most ${MAX_SQL_CHARS} characters`),
-  params: z.array(sqlValue).max(MAX_PARAMS, `at most ${MAX_PARAMS} parameters`).default([]),
-});
-
-const execSchema = z.strictObject({
-  statements: z
-    .array(statementSchema)
-    .min(1, "at least one statement")
-    .max(MAX_STATEMENTS, `at most ${MAX_STATEMENTS} statements`),
-  /** "arrays": rows a statement returns come as `columns` plus arrays in select order. */
-  format: z.enum(["objects", "arrays"]).default("objects"),
-});
-
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-
-const rowsSchema = z.strictObject({
-  rows: z
-    .array(z.record(z.string(), sqlValue))
-    .min(1, "at least one row")
-    .max(MAX_ROWS, `at most ${MAX_ROWS} rows`),
-});
-
-const querySchema = z.strictObject({
-  sql: z.string().min(1, "must not be empty").max(MAX_SQL_CHARS),
-  params: z.array(sqlValue).max(MAX_PARAMS).default([]),
-  consistency: z.enum(["strong", "bookmark", "any"]).default("strong"),
-  /** "arrays": `columns` plus rows as arrays in select order (duplicate names survive). */
-  format: z.enum(["objects", "arrays"]).default("objects"),
-  bookmark: z.string().max(64).optional(),
-  /** Pin the read to one replica, or to the master (debugging, tests); it is not sent elsewhere. */
-  replica: z
-    .string()
-    .regex(
-      /^(node-0|replica-[0-9]{1,4}|master)$/,
-      "expected a member id such as replica-1, or master",
-    )
-    .optional(),
-});
-
-type SqlParam = z.infer<typeof sqlValue>;
+export {
+  MAX_PARAMS,
+  MAX_ROWS,
+  MAX_SQL_CHARS,
+  MAX_STATEMENTS,
+  execSchema,
+  querySchema,
+  rowsSchema,
+  sqlValue,
+  statementSchema,
+} from "../schemas/data";
 
 /** A parameter's exact value; a malformed one is a 400 naming where it is. */
 function toSql(value: SqlParam, where: string): Exact {
@@ -119,9 +86,10 @@ function requestText(route: string, statements: readonly { sql: string; params: 
   return `${route}\n${JSON.stringify(normal)}`;
 }
 
-function idempotencyKey(header: string | undefined): string | undefined {
+/** The Idempotency-Key header, if sent; a malformed one is a 400 before anything runs. */
+export function idempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
-  if (header.length === 0 || header.length > 128 || !/^[\x21-\x7e]+$/.test(header)) {
+  if (!idempotencyKeySchema.safeParse(header).success) {
     throw new ApiError(
       "BAD_REQUEST",
       "Idempotency-Key must be 1-128 printable ASCII characters without spaces",
@@ -135,11 +103,12 @@ async function sha256Hex(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-export const data = new Hono<{ Bindings: Env }>();
+export const data = new OpenAPIHono<FrontDoor>();
 
 data.use("*", requireToken("data"));
 
-async function runExec(
+/** Runs a write on the master, with its Idempotency-Key and the hash a retry must match. */
+export async function runExec(
   env: Env,
   cluster: string,
   kind: "exec" | "rows",
@@ -160,142 +129,240 @@ async function runExec(
   )) as Result<ExecResponse>;
 }
 
-data.post("/:cluster/exec", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const key = idempotencyKey(c.req.header("idempotency-key"));
-  const body = await validBody(c, execSchema);
-  const statements = body.statements.map((s, i) => ({
-    sql: s.sql,
-    params: toSqlAll(s.params, `statements.${i}.params`),
-  }));
-  const hashText = requestText(body.format === "arrays" ? "exec arrays" : "exec", body.statements);
-  const result = await runExec(c.env, cluster, "exec", statements, key, hashText, body.format);
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
+const writeBody = (schema: typeof execSchema | typeof rowsSchema, example: unknown) => ({
+  required: true,
+  content: { "application/json": { schema, example } },
 });
 
-data.post("/:cluster/tables/:table/rows", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const table = c.req.param("table");
-  if (!IDENT.test(table)) {
-    throw new ApiError(
-      "BAD_REQUEST",
-      "a table name is letters, digits and _, not starting with a digit",
-      {
-        table: table.slice(0, 80),
-      },
+const written = {
+  200: json(execResponse, "Committed, and acknowledged by every coherent replica."),
+  ...errorResponses(WRITE),
+};
+
+serve(
+  data,
+  "post",
+  "/:cluster/exec",
+  {
+    operationId: "exec",
+    tags: ["data"],
+    summary: "One write transaction",
+    description:
+      "Every statement runs in one transaction; any error rolls all of them back. Answered only after every coherent replica acked the commit's LSN.",
+    security: DATA_AUTH,
+    request: {
+      params: clusterParams,
+      headers: writeHeaders,
+      body: writeBody(execSchema, {
+        statements: [
+          { sql: "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT)" },
+          { sql: "INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", params: ["hello", "world"] },
+        ],
+      }),
+    },
+    responses: written,
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    const key = idempotencyKey(c.req.header("idempotency-key"));
+    const body = await validBody(c, execSchema);
+    const statements = body.statements.map((s, i) => ({
+      sql: s.sql,
+      params: toSqlAll(s.params, `statements.${i}.params`),
+    }));
+    const hashText = requestText(
+      body.format === "arrays" ? "exec arrays" : "exec",
+      body.statements,
     );
-  }
-  if (!isUserName(table)) {
-    throw new ApiError("RESERVED_NAME", `"${table}" is an internal name and cannot be used`, {
-      name: table,
-    });
-  }
-  const key = idempotencyKey(c.req.header("idempotency-key"));
-  const body = await validBody(c, rowsSchema);
-  const sent: { sql: string; params: SqlParam[] }[] = [];
-  const statements: Statement[] = body.rows.map((row, i) => {
-    const columns = Object.keys(row);
-    if (columns.length === 0)
-      throw new ApiError("BAD_REQUEST", `rows.${i}: a row needs at least one column`);
-    if (columns.length > MAX_PARAMS) {
-      throw new ApiError("BAD_REQUEST", `rows.${i}: at most ${MAX_PARAMS} columns`);
-    }
-    for (const column of columns) {
-      if (!IDENT.test(column)) {
-        throw new ApiError("BAD_REQUEST", `rows.${i}: invalid column name`, {
-          column: column.slice(0, 80),
-        });
-      }
-      if (isReservedName(column)) {
-        throw new ApiError("RESERVED_NAME", `"${column}" is an internal name and cannot be used`, {
-          name: column,
-        });
-      }
-    }
-    const sql = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-    sent.push({ sql, params: columns.map((col) => row[col] ?? null) });
-    return { sql, params: columns.map((col) => toSql(row[col] ?? null, `rows.${i}.${col}`)) };
-  });
-  const result = await runExec(
-    c.env,
-    cluster,
-    "rows",
-    statements,
-    key,
-    requestText(`rows\n${table}`, sent),
-  );
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
+    const result = await runExec(c.env, cluster, "exec", statements, key, hashText, body.format);
+    if (!result.ok) return errorResponse(c, fromBody(result.error));
+    return c.json(result.value);
+  },
+);
 
-data.post("/:cluster/query", async (c) => {
-  const cluster = checkCluster(c.env, c.req.param("cluster"));
-  const body = await validBody(c, querySchema);
-  let minLsn = 0;
-  if (body.consistency === "bookmark") {
-    const lsn = body.bookmark === undefined ? null : decodeBookmark(body.bookmark);
-    if (lsn === null) {
+serve(
+  data,
+  "post",
+  "/:cluster/tables/:table/rows",
+  {
+    operationId: "insertRows",
+    tags: ["data"],
+    summary: "Insert rows without writing SQL",
+    description:
+      "One INSERT per row, identifiers validated and quoted, in one transaction. Same answer and idempotency rules as exec; a missing table is 404.",
+    security: DATA_AUTH,
+    request: {
+      params: tableParams,
+      headers: writeHeaders,
+      body: writeBody(rowsSchema, {
+        rows: [
+          { k: "a", v: "1" },
+          { k: "b", v: "2" },
+        ],
+      }),
+    },
+    responses: written,
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    const table = c.req.param("table");
+    if (!IDENT.test(table)) {
       throw new ApiError(
         "BAD_REQUEST",
-        'consistency "bookmark" needs the bookmark a write returned',
+        "a table name is letters, digits and _, not starting with a digit",
+        {
+          table: table.slice(0, 80),
+        },
       );
     }
-    minLsn = lsn;
-  }
-  const request: QueryRequest = {
-    cluster,
-    sql: body.sql,
-    params: toSqlAll(body.params, "params"),
-    consistency: body.consistency as Consistency,
-    minLsn,
-    format: body.format,
-  };
-  // A read pinned to the member that is master now is the master's to serve.
-  const pinnedToMaster =
-    body.replica === MASTER_ALIAS ||
-    (body.replica !== undefined && body.replica === (await masterRecord(c.env, cluster)).master);
-  if (pinnedToMaster) {
+    if (!isUserName(table)) {
+      throw new ApiError("RESERVED_NAME", `"${table}" is an internal name and cannot be used`, {
+        name: table,
+      });
+    }
+    const key = idempotencyKey(c.req.header("idempotency-key"));
+    const body = await validBody(c, rowsSchema);
+    const sent: { sql: string; params: SqlParam[] }[] = [];
+    const statements: Statement[] = body.rows.map((row, i) => {
+      const columns = Object.keys(row);
+      if (columns.length === 0)
+        throw new ApiError("BAD_REQUEST", `rows.${i}: a row needs at least one column`);
+      if (columns.length > MAX_PARAMS) {
+        throw new ApiError("BAD_REQUEST", `rows.${i}: at most ${MAX_PARAMS} columns`);
+      }
+      for (const column of columns) {
+        if (!IDENT.test(column)) {
+          throw new ApiError("BAD_REQUEST", `rows.${i}: invalid column name`, {
+            column: column.slice(0, 80),
+          });
+        }
+        if (isReservedName(column)) {
+          throw new ApiError(
+            "RESERVED_NAME",
+            `"${column}" is an internal name and cannot be used`,
+            {
+              name: column,
+            },
+          );
+        }
+      }
+      const sql = `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+      sent.push({ sql, params: columns.map((col) => row[col] ?? null) });
+      return { sql, params: columns.map((col) => toSql(row[col] ?? null, `rows.${i}.${col}`)) };
+    });
+    const result = await runExec(
+      c.env,
+      cluster,
+      "rows",
+      statements,
+      key,
+      requestText(`rows\n${table}`, sent),
+    );
+    if (!result.ok) return errorResponse(c, fromBody(result.error));
+    return c.json(result.value);
+  },
+);
+
+serve(
+  data,
+  "post",
+  "/:cluster/query",
+  {
+    operationId: "query",
+    tags: ["data"],
+    summary: "One read",
+    description:
+      "Served by the coherent replica nearest the caller when it may, else by the master. Anything SQLite compiles as a write is refused.",
+    security: DATA_AUTH,
+    request: {
+      params: clusterParams,
+      body: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: querySchema,
+            example: { sql: "SELECT k, v FROM kv WHERE k = ?", params: ["hello"] },
+          },
+        },
+      },
+    },
+    responses: {
+      200: json(queryResponse, "The rows, the member that served them and its applied LSN."),
+      ...errorResponses(["PAYLOAD_TOO_LARGE", "INVALID_SQL", "RESERVED_NAME"]),
+    },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    const body = await validBody(c, querySchema);
+    let minLsn = 0;
+    if (body.consistency === "bookmark") {
+      const lsn = body.bookmark === undefined ? null : decodeBookmark(body.bookmark);
+      if (lsn === null) {
+        throw new ApiError(
+          "BAD_REQUEST",
+          'consistency "bookmark" needs the bookmark a write returned',
+        );
+      }
+      minLsn = lsn;
+    }
+    const request: QueryRequest = {
+      cluster,
+      sql: body.sql,
+      params: toSqlAll(body.params, "params"),
+      consistency: body.consistency as Consistency,
+      minLsn,
+      format: body.format,
+    };
+    // A read pinned to the member that is master now is the master's to serve.
+    const pinnedToMaster =
+      body.replica === MASTER_ALIAS ||
+      (body.replica !== undefined && body.replica === (await masterRecord(c.env, cluster)).master);
+    if (pinnedToMaster) {
+      const result = (await onMaster(c.env, cluster, (master) =>
+        master.query(request),
+      )) as Result<QueryResponse>;
+      if (!result.ok) return errorResponse(c, fromBody(result.error));
+      return c.json(result.value);
+    }
+    if (body.replica !== undefined) {
+      const pinned = (await placedReplicas(c.env, cluster)).find((r) => r.id === body.replica);
+      if (pinned === undefined) {
+        throw new ApiError("NOT_FOUND", `no ${body.replica} in cluster ${cluster}`);
+      }
+      const outcome = (await memberStub(c.env, cluster, pinned.id, pinned.location).replicaQuery(
+        request,
+        body.replica,
+      )) as ReplicaQueryOutcome;
+      if (outcome.kind === "rows") return c.json(outcome.response);
+      if (outcome.kind === "error") return errorResponse(c, fromBody(outcome.error));
+      throw new ApiError(
+        "UNAVAILABLE",
+        `${body.replica} cannot serve this read: ${outcome.reason}`,
+        {
+          retryAfterSeconds: 1,
+          reason: outcome.reason,
+        },
+      );
+    }
+    const nearest = await nearestReplica(c.env, cluster, c.req.raw.cf, request.consistency);
+    if (nearest !== null) {
+      const id = nearest.id;
+      try {
+        const outcome = (await memberStub(c.env, cluster, id, nearest.location).replicaQuery(
+          request,
+          id,
+        )) as ReplicaQueryOutcome;
+        if (outcome.kind === "rows") return c.json(outcome.response);
+        if (outcome.kind === "error") return errorResponse(c, fromBody(outcome.error));
+      } catch (error) {
+        // An unreachable replica is no reason to fail a read: the master serves it.
+        console.warn(`read on ${id} failed, falling back to the master`, toApiError(error).message);
+      }
+    }
     const result = (await onMaster(c.env, cluster, (master) =>
       master.query(request),
     )) as Result<QueryResponse>;
     if (!result.ok) return errorResponse(c, fromBody(result.error));
     return c.json(result.value);
-  }
-  if (body.replica !== undefined) {
-    const pinned = (await placedReplicas(c.env, cluster)).find((r) => r.id === body.replica);
-    if (pinned === undefined) {
-      throw new ApiError("NOT_FOUND", `no ${body.replica} in cluster ${cluster}`);
-    }
-    const outcome = (await memberStub(c.env, cluster, pinned.id, pinned.location).replicaQuery(
-      request,
-      body.replica,
-    )) as ReplicaQueryOutcome;
-    if (outcome.kind === "rows") return c.json(outcome.response);
-    if (outcome.kind === "error") return errorResponse(c, fromBody(outcome.error));
-    throw new ApiError("UNAVAILABLE", `${body.replica} cannot serve this read: ${outcome.reason}`, {
-      retryAfterSeconds: 1,
-      reason: outcome.reason,
-    });
-  }
-  const nearest = await nearestReplica(c.env, cluster, c.req.raw.cf, request.consistency);
-  if (nearest !== null) {
-    const id = nearest.id;
-    try {
-      const outcome = (await memberStub(c.env, cluster, id, nearest.location).replicaQuery(
-        request,
-        id,
-      )) as ReplicaQueryOutcome;
-      if (outcome.kind === "rows") return c.json(outcome.response);
-      if (outcome.kind === "error") return errorResponse(c, fromBody(outcome.error));
-    } catch (error) {
-      // An unreachable replica is no reason to fail a read: the master serves it.
-      console.warn(`read on ${id} failed, falling back to the master`, toApiError(error).message);
-    }
-  }
-  const result = (await onMaster(c.env, cluster, (master) =>
-    master.query(request),
-  )) as Result<QueryResponse>;
-  if (!result.ok) return errorResponse(c, fromBody(result.error));
-  return c.json(result.value);
-});
+  },
+);
