@@ -44,7 +44,9 @@ export const hranaCond: z.ZodType<HranaCond> = z.lazy(() =>
 );
 
 export const hranaBatch = z.object({
-  steps: z.array(z.object({ condition: hranaCond.nullish(), stmt: hranaStmt })),
+  steps: z
+    .array(z.object({ condition: hranaCond.nullish(), stmt: hranaStmt }))
+    .max(1000, "at most 1,000 steps per batch"),
 });
 export type HranaBatch = z.infer<typeof hranaBatch>;
 

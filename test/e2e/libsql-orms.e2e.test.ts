@@ -58,8 +58,18 @@ describe("Drizzle ORM (drizzle-orm/libsql), as written for Turso", () => {
   let client: Client;
   let db: ReturnType<typeof drizzle<{ users: typeof users; posts: typeof posts }>>;
 
+  /** Who served each request (X-Served-By), to show reads go to replicas. */
+  const servedBy: string[] = [];
   beforeAll(() => {
-    client = createClient({ url: `${server.url}/libsql/drizzle-e2e/`, authToken: DATA });
+    client = createClient({
+      url: `${server.url}/libsql/drizzle-e2e/`,
+      authToken: DATA,
+      fetch: async (request: Request) => {
+        const response = await fetch(request);
+        servedBy.push(response.headers.get("x-served-by") ?? "");
+        return response;
+      },
+    });
     db = drizzle(client, { schema: { users, posts } });
   });
   afterAll(() => client?.close());
@@ -97,9 +107,12 @@ describe("Drizzle ORM (drizzle-orm/libsql), as written for Turso", () => {
     expect(applied[0]?.n).toBe(2);
   });
 
-  it("inserts, selects, updates and deletes with the query builder", async () => {
+  it("inserts, selects, updates and deletes with the query builder; its reads come from replicas", async () => {
     await db.insert(users).values({ name: "grace", big: Number.MAX_SAFE_INTEGER });
+    servedBy.length = 0;
     const grace = await db.select().from(users).where(eq(users.name, "grace"));
+    expect(servedBy).toHaveLength(1);
+    expect(servedBy[0]).toMatch(/^replica-\d+$/);
     expect(grace[0]?.big).toBe(Number.MAX_SAFE_INTEGER);
     await db.update(users).set({ big: 3 }).where(eq(users.name, "grace"));
     const found = await db.query.users.findFirst({ where: eq(users.name, "grace") });

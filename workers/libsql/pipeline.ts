@@ -53,6 +53,9 @@ export interface PipelineContext {
   cf?: unknown;
 }
 
+/** A pipeline may run this many statements in all (batches and sequences included). */
+export const MAX_PIPELINE_STATEMENTS = 10_000;
+
 /** An open transaction may hold this many statements: each request replays them all. */
 export const MAX_TRANSACTION_STATEMENTS = 1000;
 
@@ -99,7 +102,15 @@ export async function runPipeline(
   }
   let outcome: Result<ProgramResponse> | null = null;
   const servedBy = new Set<string>();
-  if (units.length > 0) outcome = await runUnits(env, context, state, units, servedBy);
+  const statements = units.reduce((n, u) => n + u.steps.length, 0);
+  if (statements > MAX_PIPELINE_STATEMENTS) {
+    const error = new ApiError(
+      "BAD_REQUEST",
+      `a pipeline may hold at most ${MAX_PIPELINE_STATEMENTS} statements (it held ${statements}): nothing ran`,
+      { hranaCode: "PIPELINE_TOO_LARGE" },
+    );
+    outcome = { ok: false, error: error.toBody() };
+  } else if (units.length > 0) outcome = await runUnits(env, context, state, units, servedBy);
   if (outcome !== null && !outcome.ok) {
     // A transaction whose request failed is over: nothing of it was written.
     state.open = null;
