@@ -20,17 +20,11 @@ import { isReservedName, isUserName } from "../../core/reserved-names";
 import { quoteIdent } from "../../core/sql-lexer";
 import type { Exact } from "../../core/sql-value";
 import { MASTER_ALIAS } from "../../core/members";
-import {
-  checkCluster,
-  masterRecord,
-  memberStub,
-  nearestReplica,
-  onMaster,
-  placedReplicas,
-} from "../cluster";
-import { errorResponse, fromBody, toApiError } from "../errors";
+import { checkCluster, onMaster } from "../cluster";
+import { errorResponse, fromBody } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { validBody } from "../middleware/json";
+import { routeRead } from "../read-route";
 import { DATA_AUTH, errorResponses, json, WRITE } from "../openapi/responses";
 import { type FrontDoor, serve } from "../openapi/route";
 import {
@@ -313,55 +307,7 @@ serve(
       minLsn,
       format: body.format,
     };
-    // A read pinned to the member that is master now is the master's to serve.
-    const pinnedToMaster =
-      body.replica === MASTER_ALIAS ||
-      (body.replica !== undefined && body.replica === (await masterRecord(c.env, cluster)).master);
-    if (pinnedToMaster) {
-      const result = (await onMaster(c.env, cluster, (master) =>
-        master.query(request),
-      )) as Result<QueryResponse>;
-      if (!result.ok) return errorResponse(c, fromBody(result.error));
-      return c.json(result.value);
-    }
-    if (body.replica !== undefined) {
-      const pinned = (await placedReplicas(c.env, cluster)).find((r) => r.id === body.replica);
-      if (pinned === undefined) {
-        throw new ApiError("NOT_FOUND", `no ${body.replica} in cluster ${cluster}`);
-      }
-      const outcome = (await memberStub(c.env, cluster, pinned.id, pinned.location).replicaQuery(
-        request,
-        body.replica,
-      )) as ReplicaQueryOutcome;
-      if (outcome.kind === "rows") return c.json(outcome.response);
-      if (outcome.kind === "error") return errorResponse(c, fromBody(outcome.error));
-      throw new ApiError(
-        "UNAVAILABLE",
-        `${body.replica} cannot serve this read: ${outcome.reason}`,
-        {
-          retryAfterSeconds: 1,
-          reason: outcome.reason,
-        },
-      );
-    }
-    const nearest = await nearestReplica(c.env, cluster, c.req.raw.cf, request.consistency);
-    if (nearest !== null) {
-      const id = nearest.id;
-      try {
-        const outcome = (await memberStub(c.env, cluster, id, nearest.location).replicaQuery(
-          request,
-          id,
-        )) as ReplicaQueryOutcome;
-        if (outcome.kind === "rows") return c.json(outcome.response);
-        if (outcome.kind === "error") return errorResponse(c, fromBody(outcome.error));
-      } catch (error) {
-        // An unreachable replica is no reason to fail a read: the master serves it.
-        console.warn(`read on ${id} failed, falling back to the master`, toApiError(error).message);
-      }
-    }
-    const result = (await onMaster(c.env, cluster, (master) =>
-      master.query(request),
-    )) as Result<QueryResponse>;
+    const result = await routeRead(c.env, request, c.req.raw.cf, body.replica);
     if (!result.ok) return errorResponse(c, fromBody(result.error));
     return c.json(result.value);
   },
