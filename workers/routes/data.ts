@@ -12,14 +12,11 @@ import {
   decodeBookmark,
   type ExecResponse,
   type QueryRequest,
-  type QueryResponse,
-  type ReplicaQueryOutcome,
   type Statement,
 } from "../../core/protocol";
 import { isReservedName, isUserName } from "../../core/reserved-names";
 import { quoteIdent } from "../../core/sql-lexer";
 import type { Exact } from "../../core/sql-value";
-import { MASTER_ALIAS } from "../../core/members";
 import { checkCluster, onMaster } from "../cluster";
 import { errorResponse, fromBody } from "../errors";
 import { requireToken } from "../middleware/auth";
