@@ -15,6 +15,7 @@ import { existsSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { DosqliteClient } from "../client/index.ts";
 import { startBenchServer } from "./suite/server.ts";
 import { median } from "./suite/stats.ts";
 
@@ -43,7 +44,10 @@ function checkout(rev: string): string {
 }
 
 const data = { authorization: "Bearer dev-data-token", "content-type": "application/json" };
-const admin = { authorization: "Bearer dev-admin-token", "content-type": "application/json" };
+
+/** The admin plane of one run's cluster, through the typed client. */
+const adminOf = (url: string, cluster: string) =>
+  new DosqliteClient({ url, cluster, adminToken: "dev-admin-token" }).admin;
 
 async function json<T>(response: Response): Promise<T> {
   const text = await response.text();
@@ -51,6 +55,11 @@ async function json<T>(response: Response): Promise<T> {
   return JSON.parse(text) as T;
 }
 
+/**
+ * One exec, timed, sent without an Idempotency-Key (so not through the
+ * client, which gives every write one): a key's saved result would travel in
+ * the log record and add to the log bytes this run measures.
+ */
 async function execSql(url: string, cluster: string, sql: string): Promise<number> {
   const started = performance.now();
   await json(
@@ -64,10 +73,7 @@ async function execSql(url: string, cluster: string, sql: string): Promise<numbe
 }
 
 async function logBytes(url: string, cluster: string): Promise<number> {
-  const s = await json<{ master: { logBytes: number } }>(
-    await fetch(`${url}/admin/clusters/${cluster}/status`, { headers: admin }),
-  );
-  return s.master.logBytes;
+  return (await adminOf(url, cluster).status()).master.logBytes;
 }
 
 let runNumber = 0;
@@ -75,13 +81,7 @@ let runNumber = 0;
 async function inserts(url: string): Promise<{ perSecond: number; p50: number }> {
   runNumber++;
   const cluster = `cmp-${Date.now().toString(36)}-${runNumber}`;
-  await json(
-    await fetch(`${url}/admin/clusters/${cluster}/tunables`, {
-      method: "PATCH",
-      headers: admin,
-      body: JSON.stringify({ async_dist_commit: true }),
-    }),
-  );
+  await adminOf(url, cluster).patchTunables({ async_dist_commit: true });
   await new Promise((r) => setTimeout(r, 400));
   const result = await json<{ insertsPerSecond: number; p50Ms: number }>(
     await fetch(`${url}/bench/run`, {
@@ -105,13 +105,7 @@ async function bulkUpdate(
   runNumber++;
   const cluster = `bulk-${Date.now().toString(36)}-${runNumber}`;
   if (Object.keys(tunables).length > 0) {
-    await json(
-      await fetch(`${url}/admin/clusters/${cluster}/tunables`, {
-        method: "PATCH",
-        headers: admin,
-        body: JSON.stringify(tunables),
-      }),
-    );
+    await adminOf(url, cluster).patchTunables(tunables);
   }
   await execSql(url, cluster, "CREATE TABLE big (id INTEGER PRIMARY KEY, v INTEGER, pad TEXT)");
   await execSql(

@@ -1,7 +1,8 @@
 /**
  * Promotion under load (HTTP through the front door, 4 replicas): 64 clients
- * insert with an Idempotency-Key each, retrying the same key on any answer but
- * 200 (a 503 UNAVAILABLE while the master hands over) until it is acked; after
+ * insert through the typed client with an Idempotency-Key each, retrying the
+ * same key on a 5xx or no answer (a 503 UNAVAILABLE while the master hands
+ * over) until it is acked; after
  * --before seconds the master hands over (--mode handover: POST …/promote), or
  * is lost (the fault route; the seed's experiment 6 with a master that never
  * comes back) and a replica is promoted without it, by POST …/promote (--mode
@@ -18,8 +19,9 @@
  *   node bench/promotion.ts [--runs 3] [--clients 64] [--before 4] [--after 6]
  */
 import { parseArgs } from "node:util";
-import { ADMIN_TOKEN, ClusterClient, type Status } from "./suite/cluster.ts";
-import { createTables, insertPath, post } from "./suite/http-driver.ts";
+import { ClusterError } from "../client/index.ts";
+import { ClusterClient, type Status } from "./suite/cluster.ts";
+import { createTables } from "./suite/http-driver.ts";
 import { audit, recovery, type Success } from "./suite/recovery.ts";
 import { startBenchServer } from "./suite/server.ts";
 
@@ -39,6 +41,20 @@ const clients = Number(values.clients);
 const beforeMs = Number(values.before) * 1000;
 const afterMs = Number(values.after) * 1000;
 const log = (text: string) => process.stderr.write(`${text}\n`);
+
+/**
+ * Each insert is resent every 20 ms with its key until acked, up to 200
+ * attempts. Retry-After (1 s on a 503) is not waited for: the run measures how
+ * soon the new master takes writes, and a second's wait would hide it.
+ */
+const INSERT_RETRY = {
+  maxAttempts: 200,
+  baseDelayMs: 20,
+  maxDelayMs: 20,
+  deadlineMs: Number.POSITIVE_INFINITY,
+  jitter: "none",
+  honourRetryAfter: false,
+} as const;
 
 interface Outcome {
   run: number;
@@ -80,7 +96,7 @@ async function once(run: number): Promise<Outcome> {
     });
   }
   const tables = Array.from({ length: clients }, (_, i) => `p_${run}_${i}`);
-  await createTables(server.url, cluster.name, tables);
+  await createTables(cluster.data, tables);
   const acked = new Map<string, Set<number>>(tables.map((t) => [t, new Set<number>()]));
   const successes: Success[] = [];
   let retried = 0;
@@ -88,29 +104,25 @@ async function once(run: number): Promise<Outcome> {
   let running = true;
   const client = async (table: string) => {
     for (let n = 0; running; n++) {
-      for (let attempt = 0; attempt < 200; attempt++) {
-        const sentAt = Date.now();
-        try {
-          const reply = await post(
-            server.url,
-            insertPath(cluster.name, table),
-            { rows: [{ v: n }] },
-            { "idempotency-key": `${table}-${n}` },
-          );
-          if (reply.status === 200) {
-            acked.get(table)?.add(n);
-            successes.push({ sentAt, doneAt: Date.now() });
-            break;
-          }
-          if (reply.status < 500) {
-            failed++;
-            break;
-          }
-        } catch {
-          // No answer: the outcome is unknown, so the same key goes again.
-        }
-        if (attempt === 0) retried++;
-        await new Promise((r) => setTimeout(r, 20));
+      let sentAt = 0;
+      try {
+        await cluster.data.insertRows(table, [{ v: n }], {
+          idempotencyKey: `${table}-${n}`,
+          retry: INSERT_RETRY,
+          hooks: {
+            onAttempt: () => {
+              sentAt = Date.now();
+            },
+            onRetry: ({ attempt }) => {
+              if (attempt === 1) retried++;
+            },
+          },
+        });
+        acked.get(table)?.add(n);
+        successes.push({ sentAt, doneAt: Date.now() });
+      } catch (error) {
+        // A refusal (4xx) is a failure; still unknown after every attempt, the insert is left.
+        if (!(error instanceof ClusterError) || (error.status > 0 && error.status < 500)) failed++;
       }
     }
   };
@@ -209,15 +221,8 @@ async function newMaster(
   const until = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const response = await fetch(`${cluster.url}/admin/clusters/${cluster.name}/status`, {
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      });
-      if (response.ok) {
-        const s = (await response.json()) as { master: { id: string; term: number } };
-        if (s.master.term >= term) return { master: s.master.id, term: s.master.term };
-      } else {
-        await response.body?.cancel();
-      }
+      const s = await cluster.admin.status({ retry: false });
+      if (s.master.term >= term) return { master: s.master.id, term: s.master.term };
     } catch {
       // No answer: the front door is busy or restarting.
     }

@@ -11,6 +11,7 @@
  *   node bench/waiter.ts [--seconds 8] [--warmup 2] [--repeats 2] [--delay 100] [--window N]
  */
 import { parseArgs } from "node:util";
+import { DosqliteClient } from "../client/index.ts";
 import { startBenchServer } from "./suite/server.ts";
 import { median } from "./suite/stats.ts";
 
@@ -49,7 +50,9 @@ interface Run {
 }
 
 const server = await startBenchServer();
-const admin = { authorization: "Bearer dev-admin-token", "content-type": "application/json" };
+/** The admin plane of one run's cluster, through the typed client. */
+const adminOf = (cluster: string) =>
+  new DosqliteClient({ url: server.url, cluster, adminToken: "dev-admin-token" }).admin;
 let runNumber = 0;
 
 async function json<T>(response: Response): Promise<T> {
@@ -72,23 +75,17 @@ interface StatusBody {
 }
 
 async function status(cluster: string): Promise<StatusBody> {
-  return json(await fetch(`${server.url}/admin/clusters/${cluster}/status`, { headers: admin }));
+  return adminOf(cluster).status();
 }
 
 async function run(label: string, on: boolean, delayMs: number, clients: number): Promise<Run> {
   runNumber++;
   const cluster = `bench-${Date.now().toString(36)}-${runNumber}`;
-  await json(
-    await fetch(`${server.url}/admin/clusters/${cluster}/tunables`, {
-      method: "PATCH",
-      headers: admin,
-      body: JSON.stringify({
-        async_dist_commit: on,
-        debug_ack_delay_ms: delayMs,
-        ...(values.window === undefined ? {} : { relay_window: Number(values.window) }),
-      }),
-    }),
-  );
+  await adminOf(cluster).patchTunables({
+    async_dist_commit: on,
+    debug_ack_delay_ms: delayMs,
+    ...(values.window === undefined ? {} : { relay_window: Number(values.window) }),
+  });
   // Settings reach the replicas with the next message; heartbeats go every 100 ms.
   await new Promise((r) => setTimeout(r, 400));
   process.stderr.write(`  ${label} ${on ? "on " : "off"} delay=${delayMs} clients=${clients} ... `);

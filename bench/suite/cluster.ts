@@ -1,7 +1,9 @@
 /**
- * Cluster control over the admin API: tunables, status, membership and fault
- * routes, as an operator would use them. Nothing here reaches into the objects.
+ * Cluster control over the admin API, through the typed client (client/):
+ * tunables, status, membership and fault routes, as an operator would use
+ * them. Nothing here reaches into the objects.
  */
+import { type AdminClient, DosqliteClient, type RetryPolicy } from "../../client/index.ts";
 
 export const ADMIN_TOKEN = "dev-admin-token";
 export const DATA_TOKEN = "dev-data-token";
@@ -45,70 +47,73 @@ export interface ReplicaStatus {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * Admin calls wait out a busy or restarting master: every half second for up
+ * to 30 s, whatever the call (adding a replica and crashing the master too).
+ */
+const ADMIN_RETRY: Partial<RetryPolicy> = {
+  maxAttempts: Number.POSITIVE_INFINITY,
+  deadlineMs: 30_000,
+  baseDelayMs: 500,
+  maxDelayMs: 500,
+  jitter: "none",
+  honourRetryAfter: false,
+};
+const retry = { retry: ADMIN_RETRY };
+
 export class ClusterClient {
   readonly url: string;
   readonly name: string;
+  /** The cluster's data plane (the development data token). */
+  readonly data: DosqliteClient;
+  readonly admin: AdminClient;
 
   constructor(url: string, name: string) {
     this.url = url;
     this.name = name;
-  }
-
-  /** An admin call; 503 (a busy or restarting master) is retried for up to 30 s. */
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const until = Date.now() + 30_000;
-    for (;;) {
-      const response = await fetch(`${this.url}/admin/clusters/${this.name}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      if (response.ok) return JSON.parse(text) as T;
-      if (response.status !== 503 || Date.now() >= until) {
-        throw new Error(`${method} ${this.name}${path}: ${response.status} ${text.slice(0, 300)}`);
-      }
-      await sleep(500);
-    }
+    this.data = new DosqliteClient({ url, cluster: name, token: DATA_TOKEN });
+    this.admin = new DosqliteClient({ url, cluster: name, adminToken: ADMIN_TOKEN }).admin;
   }
 
   status(): Promise<Status> {
-    return this.call("GET", "/status");
+    return this.admin.status(retry);
   }
 
   tunables(): Promise<
     Record<string, { value: number | boolean | string; default: number | boolean | string }>
   > {
-    return this.call("GET", "/tunables");
+    return this.admin.tunables(retry);
   }
 
   patchTunables(patch: TunablePatch): Promise<unknown> {
-    return this.call("PATCH", "/tunables", patch);
+    return this.admin.patchTunables(patch, retry);
   }
 
   async replicaIds(): Promise<string[]> {
-    return (await this.call<{ replicas: string[] }>("GET", "/replicas")).replicas;
+    return (await this.admin.replicas(retry)).replicas;
   }
 
   addReplica(): Promise<{ id: string }> {
-    return this.call("POST", "/replicas");
+    return this.admin.addReplica({}, retry);
   }
 
   removeReplica(id: string): Promise<unknown> {
-    return this.call("DELETE", `/replicas/${id}`);
+    return this.admin.removeReplica(id, retry);
   }
 
   crashMaster(): Promise<unknown> {
-    return this.call("POST", "/master/crash");
+    return this.admin.faults.crashMaster(retry);
   }
 
   /** Cuts (or restores) the master's link to one replica, as a partition would. */
   setDisconnected(id: string, disconnected: boolean): Promise<unknown> {
-    return this.call("POST", `/replicas/${id}/${disconnected ? "disconnect" : "connect"}`);
+    return disconnected
+      ? this.admin.faults.disconnectReplica(id, retry)
+      : this.admin.faults.connectReplica(id, retry);
   }
 
   verify(): Promise<{ agree: boolean }> {
-    return this.call("POST", "/verify");
+    return this.admin.verify(retry);
   }
 
   /** Adds or removes replicas (newest first) until the cluster has `count`. */
@@ -127,25 +132,13 @@ export class ClusterClient {
   }
 
   /** POST …/promote: the new master and its term (a refusal throws, it is not retried). */
-  async promote(body: { replica?: string }): Promise<{ master: string; term: number }> {
-    const response = await fetch(`${this.url}/admin/clusters/${this.name}/promote`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`promote ${this.name}: ${response.status} ${text}`);
-    return JSON.parse(text) as { master: string; term: number };
+  promote(body: { replica?: string }): Promise<{ master: string; term: number }> {
+    return this.admin.promote(body);
   }
 
   /** Fault route: the master is lost (answers nothing from now on). */
   async loseMaster(): Promise<void> {
-    const response = await fetch(`${this.url}/admin/clusters/${this.name}/master/lose`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    });
-    if (response.status !== 202)
-      throw new Error(`lose: ${response.status} ${await response.text()}`);
+    await this.admin.faults.loseMaster();
   }
 
   /** Waits until status names a master of at least `term` (automatic promotion). */
@@ -153,7 +146,7 @@ export class ClusterClient {
     const until = Date.now() + timeoutMs;
     for (;;) {
       try {
-        const s = (await this.status()) as Status & { master: { id: string } };
+        const s = await this.admin.status(retry);
         if (s.master.term >= term) return { master: s.master.id, term: s.master.term };
       } catch {
         // No master answers yet.
@@ -163,17 +156,9 @@ export class ClusterClient {
     }
   }
 
-  /** A strong read through the data route. */
+  /** A read on the master through the data route (one attempt). */
   async query(sql: string): Promise<Record<string, unknown>[]> {
-    const response = await fetch(`${this.url}/v1/clusters/${this.name}/query`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${DATA_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ sql, replica: "master" }),
-    });
-    const text = await response.text();
-    if (!response.ok)
-      throw new Error(`query ${this.name}: ${response.status} ${text.slice(0, 300)}`);
-    return (JSON.parse(text) as { rows: Record<string, unknown>[] }).rows;
+    return (await this.data.query(sql, [], { replica: "master", retry: false })).rows;
   }
 
   /** Waits until every replica is coherent; returns the ids still not coherent at the deadline. */

@@ -1,62 +1,42 @@
 /**
  * The HTTP load driver: Node clients inserting through the front door's rows
  * route, each into its own table with one insert in flight, as a user's client
- * would (the dev server's proxy included).
+ * would (the dev server's proxy included): through the typed client (client/).
  */
+import { ClusterError, DosqliteClient } from "../../client/index.ts";
 import { summarizeLoad } from "../stats.ts";
 import { DATA_TOKEN } from "./cluster.ts";
 import type { LoadRequest, LoadResult } from "./load.ts";
 
-const headers = { authorization: `Bearer ${DATA_TOKEN}`, "content-type": "application/json" };
-
-export interface Reply {
-  status: number;
-  body: string;
+/** The typed client on one cluster's data plane, with the development token unless told. */
+export function dataClient(url: string, cluster: string, token = DATA_TOKEN): DosqliteClient {
+  return new DosqliteClient({ url, cluster, token });
 }
 
-/** One POST to a data route; network failures throw. */
-export async function post(
-  url: string,
-  path: string,
-  body: unknown,
-  extra: Record<string, string> = {},
-): Promise<Reply> {
-  const response = await fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { ...headers, ...extra },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.text() };
+/** How a failed insert reads in a run's errors: status and code, or why no answer came. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof ClusterError && error.status > 0) {
+    return `${error.status} ${error.code} ${error.message.slice(0, 200)}`;
+  }
+  return String(error);
 }
 
 /** Runs one DDL statement per table, 500 to a transaction, so set-up does not eat the run. */
 async function forEachTable(
-  url: string,
-  cluster: string,
+  client: DosqliteClient,
   tables: string[],
   statement: (table: string) => string,
-  extra: Record<string, string>,
 ): Promise<void> {
   for (let i = 0; i < tables.length; i += 500) {
-    const statements = tables.slice(i, i + 500).map((table) => ({ sql: statement(table) }));
-    const reply = await post(url, `/v1/clusters/${cluster}/exec`, { statements }, extra);
-    if (reply.status !== 200)
-      throw new Error(`${statements[0]?.sql}: ${reply.status} ${reply.body}`);
+    await client.exec(tables.slice(i, i + 500).map((table) => ({ sql: statement(table) })));
   }
 }
 
-export function createTables(
-  url: string,
-  cluster: string,
-  tables: string[],
-  extra: Record<string, string> = {},
-): Promise<void> {
+export function createTables(client: DosqliteClient, tables: string[]): Promise<void> {
   return forEachTable(
-    url,
-    cluster,
+    client,
     tables,
     (table) => `CREATE TABLE IF NOT EXISTS ${table} (id INTEGER PRIMARY KEY, v INTEGER)`,
-    extra,
   );
 }
 
@@ -65,25 +45,23 @@ export function createTables(
  * with the schema: left behind, thousands of tables made each later point's
  * set-up slower than the one before.
  */
-export function dropTables(
-  url: string,
-  cluster: string,
-  tables: string[],
-  extra: Record<string, string> = {},
-): Promise<void> {
-  return forEachTable(url, cluster, tables, (table) => `DROP TABLE IF EXISTS ${table}`, extra);
+export function dropTables(client: DosqliteClient, tables: string[]): Promise<void> {
+  return forEachTable(client, tables, (table) => `DROP TABLE IF EXISTS ${table}`);
 }
 
-export function insertPath(cluster: string, table: string): string {
-  return `/v1/clusters/${cluster}/tables/${table}/rows`;
+/**
+ * One insert of the load: one row through the rows route, keyed by table and
+ * sequence number, one attempt (a failure is the run's to count, not to hide).
+ */
+export function insertOne(client: DosqliteClient, table: string, n: number) {
+  return client.insertRows(table, [{ v: n }], { idempotencyKey: `${table}-${n}`, retry: false });
 }
 
 /** Runs `clients` clients for warm-up + measured seconds; latencies count after warm-up. */
 export async function runHttpLoad(request: LoadRequest): Promise<LoadResult> {
   const tables = Array.from({ length: request.clients }, (_, i) => `h_${request.tag}_${i}`);
-  const auth: Record<string, string> =
-    request.token === undefined ? {} : { authorization: `Bearer ${request.token}` };
-  await createTables(request.url, request.cluster, tables, auth);
+  const db = dataClient(request.url, request.cluster, request.token);
+  await createTables(db, tables);
   const latencies: number[] = [];
   const errors: string[] = [];
   const startedAt = Date.now();
@@ -94,22 +72,16 @@ export async function runHttpLoad(request: LoadRequest): Promise<LoadResult> {
       const measuring = Date.now() >= warmupUntil;
       const started = performance.now();
       try {
-        const reply = await post(
-          request.url,
-          insertPath(request.cluster, table),
-          { rows: [{ v: n }] },
-          { ...auth, "idempotency-key": `${table}-${n}` },
-        );
-        if (reply.status !== 200) errors.push(`${reply.status} ${reply.body.slice(0, 200)}`);
-        else if (measuring) latencies.push(performance.now() - started);
+        await insertOne(db, table, n);
+        if (measuring) latencies.push(performance.now() - started);
       } catch (error) {
-        errors.push(String(error));
+        errors.push(describeFailure(error));
       }
     }
   };
   await Promise.all(tables.map(client));
   const measured = (Date.now() - startedAt) / 1000 - request.warmupSeconds;
-  await dropTables(request.url, request.cluster, tables, auth);
+  await dropTables(db, tables);
   return summarizeLoad("http", request.clients, measured, latencies, errors);
 }
 
@@ -124,23 +96,18 @@ export function startHttpLoad(
   let inserts = 0;
   let errors = 0;
   const tables = Array.from({ length: clients }, (_, i) => `h_${tag}_${i}`);
+  const db = dataClient(url, cluster);
   const client = async (table: string) => {
     for (let n = 0; running; n++) {
       try {
-        const reply = await post(
-          url,
-          insertPath(cluster, table),
-          { rows: [{ v: n }] },
-          { "idempotency-key": `${table}-${n}` },
-        );
-        if (reply.status === 200) inserts++;
-        else errors++;
+        await insertOne(db, table, n);
+        inserts++;
       } catch {
         errors++;
       }
     }
   };
-  const all = createTables(url, cluster, tables).then(() => Promise.all(tables.map(client)));
+  const all = createTables(db, tables).then(() => Promise.all(tables.map(client)));
   return {
     async stop() {
       running = false;

@@ -5,12 +5,24 @@
  * a careful client would; a retry of an insert the old master had written is
  * answered from its saved result ("replayed") instead of inserting again.
  */
-import { sleep } from "./cluster.ts";
-import { createTables, insertPath, post } from "./http-driver.ts";
+import { ClusterError, DosqliteClient, type RetryPolicy } from "../../client/index.ts";
+import { DATA_TOKEN } from "./cluster.ts";
+import { createTables, dataClient, describeFailure } from "./http-driver.ts";
 import type { Success } from "./recovery.ts";
 
-/** Resends of one insert before the client gives up on it. */
-const MAX_ATTEMPTS = 40;
+/**
+ * Resends of one insert before the client gives up on it, 50 ms after the
+ * first failure and doubling to 1 s. Retry-After is not waited for: the
+ * experiment measures how soon inserts succeed again.
+ */
+const INSERT_RETRY: RetryPolicy = {
+  maxAttempts: 40,
+  baseDelayMs: 50,
+  maxDelayMs: 1000,
+  deadlineMs: Number.POSITIVE_INFINITY,
+  jitter: "none",
+  honourRetryAfter: false,
+};
 /** No single attempt waits longer than this (commit_timeout_ms is 30 s by default). */
 const ATTEMPT_TIMEOUT_MS = 35_000;
 
@@ -50,44 +62,40 @@ export function startRecordingLoad(
     run.failed++;
     run.firstFailure ??= why;
   };
+  const db = new DosqliteClient({
+    url,
+    cluster,
+    token: DATA_TOKEN,
+    retry: INSERT_RETRY,
+    attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+  });
   const insert = async (table: string, n: number) => {
-    for (let attempt = 1; ; attempt++) {
-      const sentAt = Date.now();
-      let outcome: string;
-      try {
-        const reply = await Promise.race([
-          post(
-            url,
-            insertPath(cluster, table),
-            { rows: [{ v: n }] },
-            { "idempotency-key": `${table}-${n}` },
-          ),
-          sleep(ATTEMPT_TIMEOUT_MS).then(() => null),
-        ]);
-        if (reply !== null && reply.status === 200) {
-          run.acked.get(table)?.add(n);
-          run.successes.push({ sentAt, doneAt: Date.now() });
-          if ((JSON.parse(reply.body) as { replayed?: boolean }).replayed === true) run.replayed++;
-          return;
-        }
-        if (reply !== null && reply.status < 500) {
-          fail(`${reply.status} ${reply.body.slice(0, 200)}`);
-          return;
-        }
-        outcome = reply === null ? "no answer" : `${reply.status} ${reply.body.slice(0, 200)}`;
-      } catch (error) {
-        outcome = String(error);
+    let sentAt = 0;
+    try {
+      const result = await db.insertRows(table, [{ v: n }], {
+        idempotencyKey: `${table}-${n}`,
+        hooks: {
+          onAttempt: () => {
+            sentAt = Date.now();
+          },
+          onRetry: ({ attempt }) => {
+            if (attempt === 1) run.retriedRequests++;
+            run.resends++;
+          },
+        },
+      });
+      run.acked.get(table)?.add(n);
+      run.successes.push({ sentAt, doneAt: Date.now() });
+      if (result.replayed === true) run.replayed++;
+    } catch (error) {
+      if (error instanceof ClusterError && error.retryable) {
+        fail(`gave up after ${error.attempts} attempts: ${describeFailure(error)}`);
+      } else {
+        fail(describeFailure(error));
       }
-      if (attempt >= MAX_ATTEMPTS) {
-        fail(`gave up after ${attempt} attempts: ${outcome}`);
-        return;
-      }
-      if (attempt === 1) run.retriedRequests++;
-      run.resends++;
-      await sleep(Math.min(1000, 25 * 2 ** attempt));
     }
   };
-  const ready = createTables(url, cluster, tables);
+  const ready = createTables(db, tables);
   const all = ready.then(() =>
     Promise.all(
       tables.map(async (table) => {
@@ -111,19 +119,21 @@ export async function readBack(
   cluster: string,
   tables: string[],
 ): Promise<Map<string, number[]>> {
+  const db = dataClient(url, cluster);
   const present = new Map<string, number[]>();
   for (const table of tables) {
     const values: number[] = [];
     let last = 0;
     for (;;) {
-      const reply = await post(url, `/v1/clusters/${cluster}/query`, {
-        sql: `SELECT id, v FROM ${table} WHERE id > ? ORDER BY id LIMIT 5000`,
-        params: [last],
-        consistency: "strong",
-      });
-      if (reply.status !== 200)
-        throw new Error(`read ${table}: ${reply.status} ${reply.body.slice(0, 200)}`);
-      const rows = (JSON.parse(reply.body) as { rows: { id: number; v: number }[] }).rows;
+      const reply = await db
+        .query(`SELECT id, v FROM ${table} WHERE id > ? ORDER BY id LIMIT 5000`, [last], {
+          consistency: "strong",
+          retry: false,
+        })
+        .catch((error: unknown) => {
+          throw new Error(`read ${table}: ${describeFailure(error)}`);
+        });
+      const rows = reply.rows as { id: number; v: number }[];
       for (const row of rows) values.push(row.v);
       const tail = rows[rows.length - 1];
       if (rows.length < 5000 || tail === undefined) break;
