@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { passed, summarize } from "../test/chaos-report";
-import { CHAOS_MESSAGES, CHAOS_TUNABLES, type Send, runChaos } from "../test/chaos-workload";
+import { CHAOS_MESSAGES, CHAOS_TUNABLES, type Endpoint, runChaos } from "../test/chaos-workload";
 import { type DevServer, startDevServer } from "../test/e2e/dev-server";
 
 const { values } = parseArgs({
@@ -51,24 +51,12 @@ if (base === undefined) {
   server = await startDevServer("wrangler.toml");
   base = server.url;
 }
-const url = base;
-
-const send: Send = async (method, path, body, headers = {}) => {
-  const token = path.startsWith("/admin") ? "dev-admin-token" : "dev-data-token";
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // Not JSON (a proxy error page): the status says enough.
-  }
-  return { status: response.status, body: parsed };
+/** The typed client over HTTP; an attempt without an answer in 30 s counts as no answer. */
+const endpoint: Endpoint = {
+  url: base,
+  token: "dev-data-token",
+  adminToken: "dev-admin-token",
+  attemptTimeoutMs: 30_000,
 };
 
 let exitCode = 1;
@@ -89,7 +77,7 @@ try {
     messages: CHAOS_MESSAGES,
     tunables: { ...CHAOS_TUNABLES, ...(JSON.parse(values.tunables) as Record<string, unknown>) },
     convergeMs: 60_000,
-    send,
+    endpoint,
     log,
   });
   for (const line of summarize(report)) console.log(line);

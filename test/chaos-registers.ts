@@ -12,9 +12,10 @@
  * that may not serve a strong read answers 503 UNAVAILABLE: the read failed
  * and observed nothing.
  */
+import { type DosqliteClient, type RetryPolicy, UnavailableError } from "../client/index.ts";
 import type { Rng } from "../core/message-faults";
 import { type OpenOperation, RegisterHistory } from "../core/register-history";
-import type { Send } from "./chaos-workload";
+import { definitelyFailed, describeFailure } from "./chaos-outcomes";
 
 export const REGISTER_KEYS = ["r0", "r1", "r2"];
 
@@ -30,15 +31,15 @@ const CAS = "UPDATE reg SET v = ? WHERE k = ? AND v = ?";
 const READ = "SELECT v FROM reg WHERE k = ?";
 
 export interface RegisterOptions {
-  send: Send;
-  /** `/v1/clusters/{cluster}`. */
-  base: string;
+  /** The run's cluster (its calls carry their own retry policy). */
+  client: DosqliteClient;
   clients: number;
   /** Where strong reads are pinned, in turn: "master" and every replica id. */
   nodes: readonly string[];
   /** Makes Idempotency-Keys unique to this run. */
   runTag: string;
-  maxAttempts: number;
+  /** How a write or cas is resent while its outcome is unknown. */
+  retry: RetryPolicy;
 }
 
 interface ExecBody {
@@ -46,9 +47,6 @@ interface ExecBody {
 }
 
 type ExecOutcome = { kind: "ok"; body: ExecBody } | { kind: "fail" | "unknown"; error: string };
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const codeOf = (body: unknown) => (body as { error?: { code?: string } }).error?.code ?? "?";
 
 export class RegisterClients {
   readonly history: RegisterHistory;
@@ -93,39 +91,28 @@ export class RegisterClients {
 
   /** True when the read returned a value (or none: the key was empty). */
   private async read(client: number, key: string): Promise<boolean> {
-    const { nodes, send, base } = this.options;
+    const { nodes, client: db } = this.options;
     const node = nodes[this.nextPin++ % nodes.length] as string;
     const op = this.history.invoke(client, { f: "read", key, value: null }, node);
-    let res: { status: number; body: unknown };
+    let res: { rows: Record<string, unknown>[]; servedBy: string };
     try {
-      res = await send("POST", `${base}/query`, {
-        sql: READ,
-        params: [key],
-        consistency: "strong",
-        replica: node,
-      });
+      // One attempt: a read that is refused has failed, and observed nothing.
+      res = await db.query(READ, [key], { consistency: "strong", replica: node, retry: false });
     } catch (error) {
+      if (error instanceof UnavailableError) {
+        this.counts.readsRefused++;
+        this.history.fail(op, describeFailure(error));
+        return false;
+      }
       this.counts.unknown++;
-      this.history.info(op, `no answer: ${String(error)}`);
+      this.history.info(op, describeFailure(error));
       return false;
     }
-    if (res.status === 200) {
-      const body = res.body as { rows: { v: number }[]; servedBy: string };
-      const value = body.rows[0]?.v ?? null;
-      if (value !== null) this.latest.set(key, value);
-      this.counts.reads++;
-      this.history.ok(op, { value, node: body.servedBy });
-      return true;
-    }
-    const error = `${res.status} ${codeOf(res.body)}`;
-    if (res.status === 503 && codeOf(res.body) === "UNAVAILABLE") {
-      this.counts.readsRefused++;
-      this.history.fail(op, error);
-      return false;
-    }
-    this.counts.unknown++;
-    this.history.info(op, error);
-    return false;
+    const value = (res.rows[0]?.v as number | undefined) ?? null;
+    if (value !== null) this.latest.set(key, value);
+    this.counts.reads++;
+    this.history.ok(op, { value, node: res.servedBy });
+    return true;
   }
 
   private async write(client: number, key: string, doomed: boolean): Promise<void> {
@@ -173,24 +160,15 @@ export class RegisterClients {
   /** One write transaction, retried under one Idempotency-Key while its outcome is unknown. */
   private async exec(
     name: string,
-    statements: { sql: string; params: unknown[] }[],
+    statements: { sql: string; params: (string | number)[] }[],
   ): Promise<ExecOutcome> {
-    const { send, base, runTag, maxAttempts } = this.options;
-    const headers = { "idempotency-key": `reg-${runTag}-${name}` };
-    let error = "no attempt";
-    for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      if (attempt > 0) await sleep(Math.min(500, 20 * 2 ** attempt));
-      let res: { status: number; body: unknown };
-      try {
-        res = await send("POST", `${base}/exec`, { statements }, headers);
-      } catch (thrown) {
-        error = `no answer: ${String(thrown)}`;
-        continue;
-      }
-      if (res.status === 200) return { kind: "ok", body: res.body as ExecBody };
-      error = `${res.status} ${codeOf(res.body)}`;
-      if (res.status >= 400 && res.status < 500) return { kind: "fail", error };
+    const { client: db, runTag, retry } = this.options;
+    try {
+      const body = await db.exec(statements, { idempotencyKey: `reg-${runTag}-${name}`, retry });
+      return { kind: "ok", body };
+    } catch (error) {
+      const kind = definitelyFailed(error) ? "fail" : "unknown";
+      return { kind, error: describeFailure(error) };
     }
-    return { kind: "unknown", error };
   }
 }

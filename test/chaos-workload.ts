@@ -2,8 +2,9 @@
  * The randomized fault run shared by the CI test (test/chaos.test.ts, inside
  * workerd) and `npm run chaos` (scripts/chaos.ts, against `wrangler dev`).
  *
- * Concurrent clients insert unique values with an Idempotency-Key (retrying
- * with the same key while the outcome is unknown) and make strong reads of
+ * Concurrent clients, through the typed client (client/), insert unique values
+ * with an Idempotency-Key (retrying with the same key while the outcome is
+ * unknown; the client's hooks log each attempt) and make strong reads of
  * recent values; they also write, compare-and-set and strongly read a few
  * register keys (test/chaos-registers.ts). Meanwhile a fault loop crashes the
  * master, stops and starts replicas, crashes replicas (at once or partway
@@ -18,19 +19,42 @@
  * Timing is not, so a seed reproduces the same schedule of decisions, not the
  * same interleaving.
  */
+import {
+  type CallOptions,
+  type ClientOptions,
+  DosqliteClient,
+  NetworkError,
+  NotFoundError,
+  type RetryPolicy,
+} from "../client/index.ts";
 import { type CheckReport, checkHistory, History, type NodeRows } from "../core/history";
 import { checkLinearizability, type LinearizabilityReport } from "../core/linearizability";
 import { createRng, type MessageFaultConfig, type Rng } from "../core/message-faults";
 import { operationsFromHistory, type RegisterHistoryEvent } from "../core/register-history";
+import { definitelyFailed, describeFailure } from "./chaos-outcomes";
 import { REGISTER_SETUP, RegisterClients } from "./chaos-registers";
 
-/** One HTTP call through the front door; throws only when no answer came back. */
-export type Send = (
-  method: string,
-  path: string,
-  body?: unknown,
-  headers?: Record<string, string>,
-) => Promise<{ status: number; body: unknown }>;
+/** How the run reaches the front door: url, fetch and tokens (the cluster is the run's). */
+export type Endpoint = Omit<ClientOptions, "cluster">;
+
+/**
+ * A write is resent under its key while its outcome is unknown: 40 attempts,
+ * 40 ms after the first and doubling to 500 ms, no jitter and no Retry-After,
+ * so a seed keeps the schedule of attempts it always had.
+ */
+export const WRITE_RETRY: RetryPolicy = {
+  maxAttempts: 40,
+  baseDelayMs: 40,
+  maxDelayMs: 500,
+  deadlineMs: Number.POSITIVE_INFINITY,
+  jitter: "none",
+  honourRetryAfter: false,
+};
+
+/** Admin calls wait out a restarting master: 21 attempts, 100 ms apart, whatever the call. */
+const ADMIN_RETRY: CallOptions = {
+  retry: { ...WRITE_RETRY, maxAttempts: 21, baseDelayMs: 100, maxDelayMs: 100 },
+};
 
 export interface ChaosOptions {
   cluster: string;
@@ -59,7 +83,7 @@ export interface ChaosOptions {
   tunables: Record<string, unknown>;
   /** How long the cluster may take to converge once every fault is healed. */
   convergeMs: number;
-  send: Send;
+  endpoint: Endpoint;
   log?: (line: string) => void;
 }
 
@@ -106,7 +130,6 @@ export interface ChaosReport {
 }
 
 const TABLE = "chaos";
-const MAX_ATTEMPTS = 40;
 const READ_SCOPE = 24;
 
 interface Status {
@@ -124,12 +147,14 @@ interface Status {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
-  const { cluster, seed, send } = options;
+  const { cluster, seed } = options;
   const log = options.log ?? (() => {});
   const history = new History();
   const started = Date.now();
-  const base = `/v1/clusters/${cluster}`;
-  const admin = `/admin/clusters/${cluster}`;
+  // Retries are the workload's to choose, call by call.
+  const db = new DosqliteClient({ ...options.endpoint, cluster, retry: false });
+  const { admin } = db;
+  const { faults } = admin;
   const tally = {
     masterCrash: 0,
     replicaStop: 0,
@@ -147,26 +172,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const byEpoch = new Map<string, Record<string, number>>();
   const catchUpByEpoch = new Map<string, { snapshots: number; pullBatches: number }>();
 
-  /** Admin calls are retried: the master may be restarting. */
-  const adminCall = async (method: string, path: string, body?: unknown) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const res = await send(method, `${admin}${path}`, body);
-        if (res.status < 500 || attempt >= 20) return res;
-      } catch (error) {
-        if (attempt >= 20) throw error;
-      }
-      await sleep(100);
+  /**
+   * An admin call's answer, or null when the cluster refused it (after
+   * ADMIN_RETRY's attempts); no answer at all to the last attempt throws.
+   */
+  const answered = async <T>(call: Promise<T>): Promise<T | null> => {
+    try {
+      return await call;
+    } catch (error) {
+      if (error instanceof NetworkError) throw error;
+      return null;
     }
   };
-  const mustAdmin = async (method: string, path: string, body?: unknown) => {
-    const res = await adminCall(method, path, body);
-    if (res.status >= 300) {
-      throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    }
-    return res.body;
-  };
-  const status = async () => (await mustAdmin("GET", "/status")) as Status;
+  const status = async (): Promise<Status> => admin.status(ADMIN_RETRY);
   const noteFaults = (s: Status) => {
     const incarnation = `${s.master.id}:${s.master.epoch}`;
     if (s.faults !== undefined) byEpoch.set(incarnation, { ...s.faults.injected });
@@ -177,29 +195,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   };
 
   // ----------------------------------------------------------------- setup
-  const ddl = await send("POST", `${base}/exec`, {
-    statements: [
-      {
-        sql: `CREATE TABLE IF NOT EXISTS ${TABLE} (id INTEGER PRIMARY KEY, k TEXT NOT NULL, client INTEGER)`,
-      },
-      { sql: `CREATE INDEX IF NOT EXISTS ${TABLE}_k ON ${TABLE} (k)` },
-      ...REGISTER_SETUP,
-    ],
-  });
-  if (ddl.status !== 200)
-    throw new Error(`create table: ${ddl.status} ${JSON.stringify(ddl.body)}`);
-  await mustAdmin("PATCH", "/tunables", options.tunables);
-  await mustAdmin("POST", "/faults", { seed, ...options.messages });
-  const replicaIds = ((await mustAdmin("GET", "/replicas")) as { replicas: string[] }).replicas;
+  await db.exec([
+    {
+      sql: `CREATE TABLE IF NOT EXISTS ${TABLE} (id INTEGER PRIMARY KEY, k TEXT NOT NULL, client INTEGER)`,
+    },
+    { sql: `CREATE INDEX IF NOT EXISTS ${TABLE}_k ON ${TABLE} (k)` },
+    ...REGISTER_SETUP,
+  ]);
+  await admin.patchTunables(options.tunables, ADMIN_RETRY);
+  await faults.setMessageFaults({ seed, ...options.messages }, ADMIN_RETRY);
+  const replicaIds = (await admin.replicas(ADMIN_RETRY)).replicas;
   const registers = new RegisterClients({
-    send,
-    base,
+    client: db,
     clients: options.clients,
     // Every member: after a promotion the old master is a replica, and the new one
     // is not (a read pinned to it is refused, which a read may be).
     nodes: ["master", ...members(replicaIds)],
     runTag: `${seed}-${started.toString(36)}`,
-    maxAttempts: MAX_ATTEMPTS,
+    retry: WRITE_RETRY,
   });
 
   // ----------------------------------------------------------------- clients
@@ -220,33 +233,32 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ...(doomed ? [{ sql: "INSERT INTO chaos_no_such_table (k) VALUES (?)", params: [key] }] : []),
     ];
     inFlight.add(key);
+    // Every attempt is an operation of the history: the client's hooks log each one.
+    let op = -1;
     try {
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-        if (attempt > 0) await sleep(Math.min(500, 20 * 2 ** attempt));
-        const op = history.invokeWrite(key, key);
-        let res: { status: number; body: unknown };
-        try {
-          res = await send("POST", `${base}/exec`, { statements }, { "idempotency-key": key });
-        } catch (error) {
-          history.unknown(op, `no answer: ${String(error)}`);
-          continue;
-        }
-        if (res.status === 200) {
-          history.ok(op, { lsn: (res.body as { lsn: number }).lsn });
-          counts.acked++;
-          recent.push(key);
-          if (recent.length > 200) recent.shift();
-          return;
-        }
-        const code = (res.body as { error?: { code?: string } }).error?.code ?? "?";
-        if (res.status >= 400 && res.status < 500) {
-          history.fail(op, `${res.status} ${code}`);
-          counts.failed++;
-          return;
-        }
-        history.unknown(op, `${res.status} ${code}`);
+      const result = await db.exec(statements, {
+        idempotencyKey: key,
+        retry: WRITE_RETRY,
+        hooks: {
+          onAttempt: () => {
+            op = history.invokeWrite(key, key);
+          },
+          onRetry: ({ error }) => history.unknown(op, describeFailure(error)),
+        },
+      });
+      history.ok(op, { lsn: result.lsn });
+      counts.acked++;
+      recent.push(key);
+      if (recent.length > 200) recent.shift();
+    } catch (error) {
+      if (op < 0) throw error;
+      if (definitelyFailed(error)) {
+        history.fail(op, describeFailure(error));
+        counts.failed++;
+      } else {
+        history.unknown(op, describeFailure(error));
+        counts.unknown++;
       }
-      counts.unknown++;
     } finally {
       inFlight.delete(key);
     }
@@ -264,19 +276,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const op = history.invokeRead(values);
     counts.reads++;
     try {
-      const res = await send("POST", `${base}/query`, {
-        sql: `SELECT k FROM ${TABLE} WHERE k IN (${values.map(() => "?").join(", ")})`,
-        params: values,
-        consistency: "strong",
-      });
-      if (res.status !== 200) {
-        history.unknown(op, `${res.status}`);
-        return;
-      }
-      const body = res.body as { rows: { k: string }[]; servedBy: string };
-      history.ok(op, { seen: body.rows.map((r) => r.k), servedBy: body.servedBy });
+      const res = await db.query(
+        `SELECT k FROM ${TABLE} WHERE k IN (${values.map(() => "?").join(", ")})`,
+        values,
+        { consistency: "strong" },
+      );
+      const rows = res.rows as { k: string }[];
+      history.ok(op, { seen: rows.map((r) => r.k), servedBy: res.servedBy });
     } catch (error) {
-      history.unknown(op, String(error));
+      history.unknown(op, describeFailure(error));
     }
   };
 
@@ -300,12 +308,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
    * replicas (a promotion made it master), and a cut link belonged to the old
    * master's relays: nothing is left to heal.
    */
-  const heal = async (id: string, route: string) => {
-    const path = route === "restore" ? `/members/${id}/restore` : `/replicas/${id}/${route}`;
-    const res = await adminCall("POST", path);
-    if (res.status >= 300 && res.status !== 404) {
-      throw new Error(`POST /replicas/${id}/${route}: ${res.status} ${JSON.stringify(res.body)}`);
-    }
+  const heal = async (id: string, route: "restore" | "start" | "connect") => {
+    const call =
+      route === "restore"
+        ? faults.restoreMember(id, ADMIN_RETRY)
+        : route === "start"
+          ? faults.startReplica(id, ADMIN_RETRY)
+          : faults.connectReplica(id, ADMIN_RETRY);
+    await call.catch((error: unknown) => {
+      if (!(error instanceof NotFoundError)) throw error;
+    });
   };
   const lost = new Set<string>();
   const restoreMember = async (id: string) => {
@@ -328,9 +340,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const until = Date.now() + ms;
     while (Date.now() < until) {
       await sleep(200);
-      const res = await send("GET", `${admin}/status`).catch(() => null);
-      const master = (res?.body as { master?: { id?: string } } | undefined)?.master?.id;
-      if (res?.status === 200 && master !== undefined && master !== old) return true;
+      const master = (await admin.status().catch(() => null))?.master.id;
+      if (master !== undefined && master !== old) return true;
     }
     log(`automatic promotion: no new master ${ms} ms after ${old} was lost; promoting by hand`);
     return false;
@@ -356,21 +367,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (round.length === 0) round = shuffled(kinds, rng);
       const kind = round.pop();
       // The replicas of the master now: a promotion changes who they are.
-      const listed = await adminCall("GET", "/replicas");
-      if (listed.status === 200) replicasNow = (listed.body as { replicas: string[] }).replicas;
+      const listed = await answered(admin.replicas(ADMIN_RETRY));
+      if (listed !== null) replicasNow = listed.replicas;
       const id = replicasNow[Math.floor(rng() * replicasNow.length)] as string;
       const midBatch = rng() < 0.7;
       const downMs = 300 + rng() * 2700;
       if (kind === "masterCrash") {
-        if ((await adminCall("POST", "/master/crash")).status === 202) tally.masterCrash++;
+        if ((await answered(faults.crashMaster(ADMIN_RETRY))) !== null) tally.masterCrash++;
       } else if (kind === "replicaStop" && !stopped.has(id) && stopped.size < 2) {
-        if ((await adminCall("POST", `/replicas/${id}/stop`)).status === 200) {
+        if ((await answered(faults.stopReplica(id, ADMIN_RETRY))) !== null) {
           stopped.add(id);
           tally.replicaStop++;
           starts.push(sleep(downMs).then(() => startReplica(id)));
         }
       } else if (kind === "partition" && !cut.has(id) && cut.size < 2) {
-        if ((await adminCall("POST", `/replicas/${id}/disconnect`)).status === 200) {
+        if ((await answered(faults.disconnectReplica(id, ADMIN_RETRY))) !== null) {
           cut.add(id);
           tally.partition++;
           starts.push(sleep(downMs).then(() => connectReplica(id)));
@@ -378,16 +389,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       } else if (kind === "promotion") {
         const body = rng() < 0.5 ? {} : { replica: id };
         // Once: a refusal (503) is an outcome, not a reason to promote again.
-        const res = await send("POST", `${admin}/promote`, body).catch((error: unknown) => ({
-          status: 0,
-          body: String(error),
-        }));
-        if (res.status === 200) tally.promotion++;
-        else log(`promotion refused: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+        try {
+          await admin.promote(body);
+          tally.promotion++;
+        } catch (error) {
+          log(`promotion refused: ${describeFailure(error)} ${String(error).slice(0, 300)}`);
+        }
       } else if (kind === "masterLoss" && lost.size === 0) {
-        const res = await adminCall("POST", "/master/lose");
-        const id = (res.body as { lost?: string }).lost;
-        if (res.status === 202 && id !== undefined) {
+        const id = (await answered(faults.loseMaster(ADMIN_RETRY)))?.lost;
+        if (id !== undefined) {
           lost.add(id);
           tally.masterLoss++;
           const automatic = Number(options.tunables.master_failover_ms ?? 0) > 0;
@@ -398,20 +408,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             continue;
           }
           // Promoted without it (the promote route finds it does not answer).
-          const promoted = await send("POST", `${admin}/promote`, {}).catch((error: unknown) => ({
-            status: 0,
-            body: String(error),
-          }));
-          if (promoted.status !== 200) {
+          await admin.promote().catch((error: unknown) => {
             log(
-              `promotion without the lost master refused: ${promoted.status} ${JSON.stringify(promoted.body).slice(0, 300)}`,
+              `promotion without the lost master refused: ${describeFailure(error)} ${String(error).slice(0, 300)}`,
             );
-          }
+          });
           starts.push(sleep(downMs).then(() => restoreMember(id)));
         }
       } else if (kind === "replicaCrash") {
-        const res = await adminCall("POST", `/replicas/${id}/crash`, { midBatch });
-        if (res.status === 202) tally[midBatch ? "midBatchCrash" : "replicaCrash"]++;
+        const crashed = await answered(faults.crashReplica(id, { midBatch }, ADMIN_RETRY));
+        if (crashed !== null) tally[midBatch ? "midBatchCrash" : "replicaCrash"]++;
       }
     }
   };
@@ -452,7 +458,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   // ----------------------------------------------------------------- heal
   noteFaults(await status());
-  await mustAdmin("POST", "/faults", { seed });
+  await faults.setMessageFaults({ seed }, ADMIN_RETRY);
   await Promise.all(starts);
   for (const id of [...stopped]) await startReplica(id);
   for (const id of [...cut]) await connectReplica(id);
@@ -460,13 +466,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const unrecovered = await converge(status, noteFaults, options.convergeMs);
   stopping = true;
   await watcher;
-  const verify = (await mustAdmin("POST", "/verify")) as {
-    agree: boolean;
-    mismatches: string[];
-  };
+  const verify = await admin.verify(ADMIN_RETRY);
   const nodes: NodeRows[] = [];
-  const finalReplicas = ((await mustAdmin("GET", "/replicas")) as { replicas: string[] }).replicas;
-  for (const node of ["master", ...finalReplicas]) nodes.push(await readAll(send, base, node));
+  const finalReplicas = (await admin.replicas(ADMIN_RETRY)).replicas;
+  for (const node of ["master", ...finalReplicas]) nodes.push(await readAll(db, node));
   const check = checkHistory({ events: history.events, nodes, verify });
   const events = registers.history.events;
   const linearizability = checkLinearizability(operationsFromHistory(events));
@@ -528,19 +531,18 @@ async function converge(
 }
 
 /** Every value on one node (the master or a pinned replica), paged by rowid. */
-async function readAll(send: Send, base: string, node: string): Promise<NodeRows> {
+async function readAll(db: DosqliteClient, node: string): Promise<NodeRows> {
   const values: string[] = [];
   for (let after = 0; ; ) {
-    const res = await send("POST", `${base}/query`, {
-      sql: `SELECT id, k FROM ${TABLE} WHERE id > ? ORDER BY id LIMIT 2000`,
-      params: [after],
-      consistency: "any",
-      replica: node,
-    });
-    if (res.status !== 200) {
-      throw new Error(`read back from ${node}: ${res.status} ${JSON.stringify(res.body)}`);
-    }
-    const rows = (res.body as { rows: { id: number; k: string }[] }).rows;
+    const res = await db
+      .query(`SELECT id, k FROM ${TABLE} WHERE id > ? ORDER BY id LIMIT 2000`, [after], {
+        consistency: "any",
+        replica: node,
+      })
+      .catch((error: unknown) => {
+        throw new Error(`read back from ${node}: ${String(error)}`);
+      });
+    const rows = res.rows as { id: number; k: string }[];
     if (rows.length === 0) return { node, values };
     for (const row of rows) values.push(row.k);
     after = rows[rows.length - 1]?.id ?? after;

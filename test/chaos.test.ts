@@ -17,7 +17,8 @@ import {
   type ChaosReport,
   runChaos,
 } from "./chaos-workload";
-import { call, freshCluster } from "./helpers";
+import { exports } from "cloudflare:workers";
+import { ADMIN, DATA, freshCluster } from "./helpers";
 
 async function chaos(
   seed: number,
@@ -41,12 +42,12 @@ async function chaos(
     messages: CHAOS_MESSAGES,
     tunables: { ...CHAOS_TUNABLES, ...tunables },
     convergeMs: 30_000,
-    send: async (method, path, body, headers) => {
-      const res = await call(method, path, {
-        ...(body === undefined ? {} : { body }),
-        ...(headers === undefined ? {} : { headers }),
-      });
-      return { status: res.status, body: res.body };
+    // The typed client, through the Worker's own fetch handler.
+    endpoint: {
+      url: "http://cluster.test",
+      token: DATA,
+      adminToken: ADMIN,
+      fetch: (input, init) => exports.default.fetch(new Request(input, init)),
     },
     log: (line) => {
       if (line.startsWith("promotion") || line.startsWith("automatic")) console.log(line);
