@@ -68,6 +68,16 @@ export function checkTouched(facts: ProgramFacts, lookup: RootLookup): void {
   if (facts.otherDatabase) {
     throw new ApiError("INVALID_SQL", "only the main database is available (no TEMP or attached)");
   }
+  if (facts.mayRollBack) {
+    // SQLite's ROLLBACK would end the transaction the commit (or the read) runs in.
+    throw new ApiError(
+      "INVALID_SQL",
+      "ROLLBACK conflict resolution (OR ROLLBACK, ON CONFLICT ROLLBACK, RAISE(ROLLBACK, …)) is not " +
+        "supported: every request is already one transaction and an error rolls it back; use " +
+        "ABORT (the default) or FAIL",
+      { construct: "rollback conflict resolution" },
+    );
+  }
   const none = new Set<string>();
   for (const root of facts.rootsRead) checkRoot(root, lookup, none);
   for (const root of facts.rootsWritten) checkRoot(root, lookup, none);

@@ -43,7 +43,16 @@ export interface ProgramFacts {
   otherDatabase: boolean;
   /** The number of result columns, from the main program's ResultRow. */
   resultColumns: number | null;
+  /**
+   * A constraint or RAISE may end in ROLLBACK (a Halt or HaltIfNull with p2 =
+   * OE_Rollback: OR ROLLBACK, ON CONFLICT ROLLBACK, RAISE(ROLLBACK, …)), which
+   * would roll back the runtime's own transaction under the commit.
+   */
+  mayRollBack: boolean;
 }
+
+/** SQLite's OE_Rollback: the conflict resolution that rolls back the whole transaction. */
+const OE_ROLLBACK = 1;
 
 const OPEN_READ = new Set(["OpenRead", "ReopenIdx"]);
 const OPEN_WRITE = new Set(["OpenWrite"]);
@@ -111,6 +120,7 @@ export function analyzeProgram(rows: readonly ExplainRow[]): ProgramFacts {
     runsSubprograms: false,
     otherDatabase: false,
     resultColumns: null,
+    mayRollBack: false,
   };
   let main = true;
   rows.forEach((row, index) => {
@@ -147,6 +157,9 @@ export function analyzeProgram(rows: readonly ExplainRow[]): ProgramFacts {
       facts.runsSubprograms = true;
     } else if (opcode === "ResultRow" && main && facts.resultColumns === null) {
       facts.resultColumns = p2;
+    }
+    if ((opcode === "Halt" || opcode === "HaltIfNull") && p2 === OE_ROLLBACK) {
+      facts.mayRollBack = true;
     }
     if (SCHEMA_OPCODES.has(opcode)) facts.changesSchema = true;
     if (opcode === "Insert" && main && (p5 & OPFLAG_LASTROWID) !== 0) facts.setsLastRowId = true;
