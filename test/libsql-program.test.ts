@@ -310,8 +310,9 @@ describe("streams", () => {
     const open = await pipeline(c, [execute("BEGIN"), execute("INSERT INTO t VALUES (1)")]);
     const baton = open.body.baton as string;
     const ns = env.LIBSQL_STREAM;
-    await runInDurableObject(ns.get(ns.idFromString(baton.slice(0, 64))), (instance) => {
-      Reflect.set(instance, "lastUsed", Date.now() - 60_000);
+    await runInDurableObject(ns.get(ns.idFromString(baton.slice(0, 64))), (_, state) => {
+      const kept = JSON.parse(state.storage.kv.get<string>("stream") ?? "{}");
+      state.storage.kv.put("stream", JSON.stringify({ ...kept, lastUsed: Date.now() - 60_000 }));
     });
     const late = await pipeline(c, [execute("COMMIT"), close], baton);
     expect(late.status).toBe(400);

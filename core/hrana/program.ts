@@ -20,6 +20,9 @@ import type { Statement, StatementResult } from "../protocol";
 import type { BeginMode, Control } from "./control";
 import type { HranaCond } from "./proto";
 
+/** An open transaction may hold this many statements: each request replays them all. */
+export const MAX_TRANSACTION_STATEMENTS = 1000;
+
 export type ProgramOp = { kind: "sql"; statement: Statement } | Control;
 
 export interface ProgramStep {

@@ -11,6 +11,7 @@ import { ApiError, type ErrorBody } from "../../core/errors";
 import type { BeginMode } from "../../core/hrana/control";
 import { holds, type StepState } from "../../core/hrana/conditions";
 import {
+  MAX_TRANSACTION_STATEMENTS,
   type OpenTransaction,
   outcomeDigest,
   type ProgramStep,
@@ -194,6 +195,15 @@ class Program {
           if (op.kind !== "sql") continue;
           const outcome = this.statement(at, op.statement, mode);
           ran.push({ statement: op.statement, digest: outcomeDigest(outcome) });
+          if (ran.length > MAX_TRANSACTION_STATEMENTS) {
+            // Everything the program did is undone with it, autocommit statements too.
+            throw new ApiError(
+              "BAD_REQUEST",
+              `a transaction over HTTP may hold at most ${MAX_TRANSACTION_STATEMENTS} statements ` +
+                "(each request re-runs it): nothing of this request was written",
+              { hranaCode: "TRANSACTION_TOO_LARGE" },
+            );
+          }
         }
         throw new Undo("open");
       });

@@ -38,16 +38,20 @@ export interface StreamState {
   open: OpenTransaction | null;
   foreignKeysOff: boolean;
   closed: boolean;
+  /** Why the open transaction ended without the client's ROLLBACK, until it sends one. */
+  aborted: string | null;
 }
 
 export function newStreamState(): StreamState {
-  return { stored: new Map(), open: null, foreignKeysOff: false, closed: false };
+  return { stored: new Map(), open: null, foreignKeysOff: false, closed: false, aborted: null };
 }
 
 export interface PipelineContext {
   cluster: string;
   consistency: Consistency;
   minLsn: number;
+  /** The stream's foreign_keys=OFF, kept across a read on a replica. */
+  foreignKeysOff?: boolean;
   idempotencyKey?: string;
   requestHash?: string;
   cf?: unknown;
@@ -55,9 +59,6 @@ export interface PipelineContext {
 
 /** A pipeline may run this many statements in all (batches and sequences included). */
 export const MAX_PIPELINE_STATEMENTS = 10_000;
-
-/** An open transaction may hold this many statements: each request replays them all. */
-export const MAX_TRANSACTION_STATEMENTS = 1000;
 
 type Slot =
   | { kind: "done"; result: StreamResult }
@@ -74,6 +75,8 @@ export interface PipelineOutcome {
   bookmark: string | null;
   /** The members that ran its statements ("master", "replica-2", …). */
   servedBy: string[];
+  /** The program failed for the cluster's reasons (unavailable, not durable, timed out): retry. */
+  retryable: boolean;
 }
 
 export async function runPipeline(
@@ -95,7 +98,7 @@ export async function runPipeline(
       continue;
     }
     try {
-      slots.push(take(request, state, units));
+      slots.push(takeControl(request, state, units) ?? take(request, state, units));
     } catch (error) {
       slots.push({ kind: "done", result: errorResult(error) });
     }
@@ -112,25 +115,69 @@ export async function runPipeline(
     outcome = { ok: false, error: error.toBody() };
   } else if (units.length > 0) outcome = await runUnits(env, context, state, units, servedBy);
   if (outcome !== null && !outcome.ok) {
-    // A transaction whose request failed is over: nothing of it was written.
+    // A transaction whose request failed is over and nothing of it was written,
+    // but the client still believes it is in it: until it sends ROLLBACK (or
+    // COMMIT), its statements are refused, never run on their own.
+    const began = units.some((u) => u.steps.some((step) => step.op.kind === "begin"));
+    if (state.open !== null || began) state.aborted = outcome.error.message;
     state.open = null;
   }
   if (outcome?.ok) {
     state.open = outcome.value.open;
     state.foreignKeysOff = outcome.value.foreignKeysOff;
-    if (state.open !== null && state.open.steps.length > MAX_TRANSACTION_STATEMENTS) {
-      state.open = null;
-      const error = new ApiError(
-        "BAD_REQUEST",
-        `a transaction over HTTP may hold at most ${MAX_TRANSACTION_STATEMENTS} statements: it was rolled back`,
-        { hranaCode: "TRANSACTION_TOO_LARGE" },
-      );
-      outcome = { ok: false, error: error.toBody() };
-    }
   }
   const results = slots.map((slot) => (slot.kind === "done" ? slot.result : answer(slot, outcome)));
   const bookmark = outcome?.ok ? outcome.value.bookmark : null;
-  return { results, bookmark, servedBy: [...servedBy] };
+  const retryable =
+    outcome !== null &&
+    !outcome.ok &&
+    isClusterError(outcome.error) &&
+    outcome.error.details?.hranaCode === undefined;
+  return { results, bookmark, servedBy: [...servedBy], retryable };
+}
+
+const EMPTY_RESULT = { cols: [], rows: [], affected_row_count: 0, last_insert_rowid: null };
+
+/**
+ * A request while the stream's transaction is aborted (its request failed), or
+ * a ROLLBACK of an open transaction before anything else in the pipeline:
+ * answered here, without the master. Null when the request runs as usual.
+ */
+function takeControl(
+  request: StreamRequest,
+  state: StreamState,
+  units: readonly ProgramUnit[],
+): Slot | null {
+  if (request.type !== "execute" && request.type !== "batch" && request.type !== "sequence") {
+    return null;
+  }
+  const only = request.type === "execute" ? controlOf(sqlText(request.stmt, state.stored)) : null;
+  const executed: StreamResult = {
+    type: "ok",
+    response: { type: "execute", result: EMPTY_RESULT },
+  };
+  if (state.aborted !== null) {
+    const why = state.aborted;
+    if (only?.kind === "rollback") {
+      state.aborted = null;
+      return { kind: "done", result: executed };
+    }
+    if (only?.kind === "commit") state.aborted = null;
+    return {
+      kind: "done",
+      result: errorResult(
+        new ApiError("BAD_REQUEST", `the transaction was rolled back (${why}); send ROLLBACK`, {
+          hranaCode: "TRANSACTION_ABORTED",
+        }),
+      ),
+    };
+  }
+  // SQLite never fails a ROLLBACK: the open transaction goes without a replay.
+  if (only?.kind === "rollback" && state.open !== null && units.length === 0) {
+    state.open = null;
+    return { kind: "done", result: executed };
+  }
+  return null;
 }
 
 /** Reads one request: done now, or a unit of the program. */
@@ -219,7 +266,12 @@ async function runUnits(
   servedBy: Set<string>,
 ): Promise<Result<ProgramResponse>> {
   if (state.open === null && readCandidate(units)) {
-    const read = await readOnReplicas(env, context, units, servedBy);
+    const read = await readOnReplicas(
+      env,
+      { ...context, foreignKeysOff: state.foreignKeysOff },
+      units,
+      servedBy,
+    );
     if (read !== null) return read;
     servedBy.clear();
   }
@@ -301,7 +353,13 @@ async function readOnReplicas(
   }
   return {
     ok: true,
-    value: { lsn: null, bookmark: null, outcomes, open: null, foreignKeysOff: false },
+    value: {
+      lsn: null,
+      bookmark: null,
+      outcomes,
+      open: null,
+      foreignKeysOff: context.foreignKeysOff ?? false,
+    },
   };
 }
 

@@ -105,6 +105,21 @@ function batonSecret(env: Env): string {
   return secret;
 }
 
+/** Deep enough for any condition a client writes (they are checked to 32), shallow enough to validate. */
+const MAX_DEPTH = 100;
+
+/** Whether a parsed JSON value nests deeper than `limit`, measured without recursion. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -157,6 +172,11 @@ async function pipeline(
       return noSuchConsistency(consistencyInPath);
     }
     const raw = await readJson(c);
+    if (nestedDeeperThan(raw, MAX_DEPTH)) {
+      throw new ApiError("BAD_REQUEST", `the pipeline body nests deeper than ${MAX_DEPTH} levels`, {
+        hranaCode: "PROTO_ERROR",
+      });
+    }
     const parsed = pipelineBody.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -174,7 +194,9 @@ async function pipeline(
         ? {}
         : {
             idempotencyKey: key,
-            requestHash: await sha256Hex(`libsql\n${cluster}\n${JSON.stringify(body.requests)}`),
+            requestHash: await sha256Hex(
+              `libsql\n${cluster}\n${body.baton ?? ""}\n${JSON.stringify(body.requests)}`,
+            ),
           }),
       cf: c.req.raw.cf,
     };
