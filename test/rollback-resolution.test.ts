@@ -29,11 +29,13 @@ describe("ROLLBACK conflict resolution", () => {
   ])("%s is refused up front, and the master does not reset", async (_, schema, write) => {
     const c = freshCluster("rollback-res");
     for (const sql of schema.split(" | ")) expect((await exec(c, [{ sql }])).status).toBe(200);
-    const epoch = ((await status(c)).body as { master: { epoch: number } }).master.epoch;
+    const epoch = ((await status(c)).body as unknown as { master: { epoch: number } }).master.epoch;
     const res = await exec(c, [{ sql: write }]);
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(JSON.stringify(res.body)).toMatch(/ROLLBACK conflict resolution/);
-    expect(((await status(c)).body as { master: { epoch: number } }).master.epoch).toBe(epoch);
+    expect(((await status(c)).body as unknown as { master: { epoch: number } }).master.epoch).toBe(
+      epoch,
+    );
     expect((await verify(c)).body.agree).toBe(true);
   });
 });
