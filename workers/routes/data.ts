@@ -89,7 +89,8 @@ export function idempotencyKey(header: string | undefined): string | undefined {
   return header;
 }
 
-async function sha256Hex(text: string): Promise<string> {
+/** SHA-256 of a request's text, in hex: what tells a retry from a reuse of its key. */
+export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

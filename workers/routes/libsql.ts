@@ -25,6 +25,7 @@ import {
 } from "../libsql/pipeline";
 import { checkToken } from "../middleware/auth";
 import { readJson } from "../middleware/json";
+import { idempotencyKey, sha256Hex } from "./data";
 
 export const libsql = new Hono<{ Bindings: Env }>();
 
@@ -120,11 +121,6 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 function readContext(
   c: Context<{ Bindings: Env }>,
   cluster: string,
@@ -148,17 +144,6 @@ function readContext(
     );
   }
   return { consistency, minLsn: lsn };
-}
-
-function idempotencyKey(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  if (header.length === 0 || header.length > 128 || !/^[\x21-\x7e]+$/.test(header)) {
-    throw new ApiError(
-      "BAD_REQUEST",
-      "Idempotency-Key must be 1-128 printable ASCII characters without spaces",
-    );
-  }
-  return header;
 }
 
 async function pipeline(
