@@ -8,8 +8,7 @@
  * since each acts once per request (requester.ts).
  */
 import { FaultClient } from "./faults.ts";
-import type { CallOptions, Requester } from "./requester.ts";
-import type { HttpCall } from "./transport.ts";
+import type { AdminCall, CallOptions, Requester } from "./requester.ts";
 import type {
   AddedReplica,
   ClusterStatus,
@@ -22,15 +21,6 @@ import type {
   TunablePatch,
   VerifyReport,
 } from "./types.ts";
-
-/** How the admin and fault clients make a call: method, path under the cluster, body. */
-export type AdminCall = <T>(
-  method: HttpCall["method"],
-  path: string,
-  idempotent: boolean,
-  options: CallOptions,
-  body?: unknown,
-) => Promise<T>;
 
 export class AdminClient {
   readonly faults: FaultClient;

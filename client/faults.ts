@@ -7,8 +7,7 @@
  * master or a replica, lose the master) are sent once unless the call passes
  * `retry`: after a lost answer, a retry would crash or lose again.
  */
-import type { AdminCall } from "./admin.ts";
-import type { CallOptions } from "./requester.ts";
+import type { AdminCall, CallOptions } from "./requester.ts";
 import type { MessageFaultConfig } from "./types.ts";
 
 const member = (id: string) => encodeURIComponent(id);

@@ -27,6 +27,15 @@ export interface CallOptions {
   hooks?: RequestHooks;
 }
 
+/** How the admin and fault clients make a call: method, path under the cluster, body. */
+export type AdminCall = <T>(
+  method: HttpCall["method"],
+  path: string,
+  idempotent: boolean,
+  options: CallOptions,
+  body?: unknown,
+) => Promise<T>;
+
 export interface RequesterOptions {
   url: string;
   fetch?: FetchLike;
