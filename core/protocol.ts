@@ -3,6 +3,7 @@
  * replica -> master. Both sides import them from here and nowhere else.
  */
 import type { ApiValue } from "./api-values";
+import type { ConnectionCounters } from "./connection-counters";
 import type { ErrorBody } from "./errors";
 import type { Change } from "./row-capture";
 import type { Exact } from "./sql-value";
@@ -98,6 +99,8 @@ export interface QueryRequest {
   consistency: Consistency;
   minLsn: number;
   format?: ResultFormat;
+  /** A libSQL stream's connection counters, which its SQL reads; fresh ones when absent. */
+  counters?: ConnectionCounters;
 }
 
 export type QueryResponse =

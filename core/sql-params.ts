@@ -12,6 +12,7 @@
  * platform refuses the text instead of running it. DDL cannot take a CTE or a
  * parameter; its one-statement check rests on the tokenizer alone.
  */
+import { type ConnectionCounters, counterCalls, counterLiteral } from "./connection-counters";
 import { ApiError } from "./errors";
 import type { Token } from "./sql-lexer";
 import { type SingleStatement, upper } from "./sql-statement";
@@ -74,18 +75,44 @@ function copyBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.slice().buffer;
 }
 
+/** A span of the body that stands for other text of the statement as sent. */
+export interface Rewrite {
+  /** Offsets into the body. */
+  start: number;
+  end: number;
+  /** What the client wrote there. */
+  original: string;
+}
+
 /** A statement's text with its parameters renumbered, and what to bind. */
 export interface BoundBody {
   statement: SingleStatement;
-  /** From the statement's first token to its end, parameters rewritten. */
+  /**
+   * From the statement's first token to its end, parameters rewritten (and
+   * calls of the connection counters' functions bound to the client's own).
+   */
   body: string;
   /** The user's values, in parameter order. */
   params: Bindable[];
   /** The guard parameter's number (one past the user's). */
   guard: number;
+  /** Where the body differs from the statement as sent, in order. */
+  rewrites: Rewrite[];
+  /** Each token's offsets in the body (a rewritten call's tokens share its span). */
+  starts: number[];
+  ends: number[];
 }
 
-export function bindBody(statement: SingleStatement, values: readonly Exact[]): BoundBody {
+/**
+ * Binds a statement's parameters. With `counters`, calls of
+ * last_insert_rowid(), changes() and total_changes() outside DDL become the
+ * client's own values (core/connection-counters.ts).
+ */
+export function bindBody(
+  statement: SingleStatement,
+  values: readonly Exact[],
+  counters?: ConnectionCounters,
+): BoundBody {
   const { tokens, sql } = statement;
   const numbers = parameterNumbers(tokens);
   const count = Math.max(0, ...numbers.values());
@@ -99,21 +126,96 @@ export function bindBody(statement: SingleStatement, values: readonly Exact[]): 
     throw new ApiError("INVALID_SQL", `at most ${MAX_USER_PARAMS} parameters per statement`);
   }
   const bound = values.map(toBindable);
+  const calls =
+    counters === undefined || statement.syntax === "ddl" ? new Map() : counterCalls(tokens);
+  const rewrites: Rewrite[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
   let out = "";
   let cursor = tokens[0]?.start ?? 0;
-  tokens.forEach((token, i) => {
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] as Token;
     const number = numbers.get(i);
-    if (number === undefined) return;
-    const cast = bound[number - 1]?.cast;
+    const call = calls.get(i);
+    let text: string;
+    let last = i;
+    if (number !== undefined) {
+      const cast = bound[number - 1]?.cast;
+      text = cast === undefined ? `?${number}` : `CAST(?${number} AS ${cast})`;
+    } else if (call !== undefined && counters !== undefined) {
+      text = counterLiteral(counters, call.fn);
+      last = call.last;
+    } else {
+      out += sql.slice(cursor, token.end);
+      cursor = token.end;
+      starts.push(out.length - token.text.length);
+      ends.push(out.length);
+      continue;
+    }
     out += sql.slice(cursor, token.start);
-    out += cast === undefined ? `?${number}` : `CAST(?${number} AS ${cast})`;
-    cursor = token.end;
-  });
+    const start = out.length;
+    out += text;
+    const end = (tokens[last] as Token).end;
+    rewrites.push({ start, end: out.length, original: sql.slice(token.start, end) });
+    for (let j = i; j <= last; j++) {
+      starts.push(start);
+      ends.push(out.length);
+    }
+    cursor = end;
+    i = last;
+  }
   // The body ends with its last token: a comment after it (`-- ...`, an unclosed
   // `/*`) would swallow whatever the body is wrapped in.
-  const end = tokens[tokens.length - 1]?.end ?? statement.end;
-  out += sql.slice(cursor, Math.max(cursor, end));
-  return { statement, body: out, params: bound.map((b) => b.param), guard: count + 1 };
+  if (tokens.length === 0) out = sql.slice(0, statement.end);
+  return {
+    statement,
+    body: out,
+    params: bound.map((b) => b.param),
+    guard: count + 1,
+    rewrites,
+    starts,
+    ends,
+  };
+}
+
+/**
+ * Result column names as SQLite would give them for the statement as sent:
+ * SQLite names an unaliased expression by its text, which in the body holds
+ * the rewrites. Each name is looked for in the body where it covers a
+ * rewrite, after the previous name's match first (columns come in the order
+ * of their text, so `SELECT ?, ?` names both, each from its own).
+ */
+export function originalNames(bound: BoundBody, names: readonly string[]): string[] {
+  if (bound.rewrites.length === 0) return [...names];
+  let from = 0;
+  return names.map((name) => {
+    const found = findRewritten(bound, name, from) ?? findRewritten(bound, name, 0);
+    if (found === null) return name;
+    from = found.end;
+    return found.text;
+  });
+}
+
+function findRewritten(
+  bound: BoundBody,
+  name: string,
+  from: number,
+): { text: string; end: number } | null {
+  if (name === "") return null;
+  for (let at = bound.body.indexOf(name, from); at >= 0; at = bound.body.indexOf(name, at + 1)) {
+    const end = at + name.length;
+    const inside = bound.rewrites.filter((r) => r.end > at && r.start < end);
+    if (inside.length === 0) continue;
+    if (inside.some((r) => r.start < at || r.end > end)) continue;
+    let text = "";
+    let pos = at;
+    for (const r of inside) {
+      text += bound.body.slice(pos, r.start) + r.original;
+      pos = r.end;
+    }
+    return { text: text + bound.body.slice(pos, end), end };
+  }
+  return null;
 }
 
 /** `WITH _repl_guard(x) AS (SELECT ?G)`: the CTE that carries the guard parameter. */

@@ -10,6 +10,7 @@
  * stream as it was, so its retry runs again and the master answers it from
  * the saved result if it committed.
  */
+import { freshCounters } from "../core/connection-counters";
 import { DurableObject } from "cloudflare:workers";
 import { ApiError } from "../core/errors";
 import type { StreamRequest } from "../core/hrana/proto";
@@ -136,7 +137,8 @@ function toKept(state: StreamState): Kept["state"] {
 }
 
 function fromKept(kept: Kept["state"]): StreamState {
-  return { ...kept, stored: new Map(kept.stored) };
+  // A stream kept before connection counters existed starts them fresh.
+  return { ...kept, stored: new Map(kept.stored), counters: kept.counters ?? freshCounters() };
 }
 
 function expired(message: string): StreamAnswer {

@@ -132,7 +132,6 @@ describe("a write to a virtual table, which replicas replay as a statement, must
       x("INSERT INTO f (body) VALUES (datetime('now'))"),
       x("INSERT INTO f (body) VALUES (random())"),
       x("INSERT INTO f (body) SELECT hex(randomblob(4))"),
-      x("INSERT INTO f (body) VALUES (last_insert_rowid())"),
       x("INSERT INTO f (body) SELECT name FROM sqlite_master"),
       x("UPDATE f SET body = strftime('%s') WHERE rowid = 1"),
       x("INSERT INTO f (body) VALUES (sqlite_offset(1))", "INVALID_SQL"),

@@ -14,6 +14,7 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import type { ConnectionCounters } from "../connection-counters";
 import type { ErrorBody } from "../errors";
 import { singleStatement } from "../sql-statement";
 import type { Statement, StatementResult } from "../protocol";
@@ -47,6 +48,8 @@ export interface OpenTransaction {
   steps: ReplayStep[];
   /** The client asked for foreign_keys=OFF (honoured as control.ts says). */
   foreignKeysOff: boolean;
+  /** The stream's connection counters at BEGIN, for the replay to read. */
+  counters?: ConnectionCounters;
 }
 
 export type StepOutcome =
@@ -59,6 +62,8 @@ export interface ProgramRequest {
   /** The stream's open transaction, to resume. */
   resume?: OpenTransaction | null;
   foreignKeysOff?: boolean;
+  /** The stream's connection counters (a resumed transaction brings its own). */
+  counters?: ConnectionCounters;
   units: ProgramUnit[];
   idempotencyKey?: string;
   requestHash?: string;
@@ -73,6 +78,8 @@ export interface ProgramResponse {
   /** The transaction left open at the end, for the stream to keep. */
   open: OpenTransaction | null;
   foreignKeysOff: boolean;
+  /** The stream's connection counters after the program. */
+  counters?: ConnectionCounters;
   replayed?: true;
 }
 

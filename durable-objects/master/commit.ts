@@ -3,6 +3,7 @@
  * its saved result, in one synchronous transaction. Any refusal or SQL error
  * rolls all of it back, and the schema cache with it.
  */
+import { freshCounters } from "../../core/connection-counters";
 import { bodyBytes, encodeBody } from "../../core/log-codec";
 import type {
   ExecResponse,
@@ -60,8 +61,10 @@ export function commitLocal(
       const entries: LogEntry[] = [];
       const results: StatementResult[] = [];
       let wroteSequence = false;
+      // A request is a connection of its own: its SQL reads its own counters.
+      const counters = freshCounters();
       for (const statement of input.statements) {
-        const outcome = runWrite(node, statement, budget, input.format, limits);
+        const outcome = runWrite(node, statement, budget, input.format, limits, counters);
         if (outcome.entry !== null) entries.push(outcome.entry);
         results.push(outcome.result);
         wroteSequence ||= outcome.wroteSequence;

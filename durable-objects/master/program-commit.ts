@@ -4,6 +4,7 @@
  * log record with its saved result. A program that wrote nothing appends
  * nothing and takes no LSN.
  */
+import { freshCounters } from "../../core/connection-counters";
 import type { ProgramRequest, ProgramResponse } from "../../core/hrana/program";
 import type { LogRecord } from "../../core/protocol";
 import { encodeBookmark } from "../../core/protocol";
@@ -46,10 +47,16 @@ export function commitProgram(
         units: input.request.units,
         resume: input.request.resume ?? null,
         foreignKeysOff: input.request.foreignKeysOff ?? false,
+        counters: input.request.counters ?? freshCounters(),
         budget: new ResultBudget(),
         limits: { statementMinRows: input.statementMinRows, record },
       });
-      const base = { outcomes: run.outcomes, open: run.open, foreignKeysOff: run.foreignKeysOff };
+      const base = {
+        outcomes: run.outcomes,
+        open: run.open,
+        foreignKeysOff: run.foreignKeysOff,
+        counters: run.counters,
+      };
       if (run.entries.length === 0) {
         const response: ProgramResponse = { lsn: null, bookmark: null, ...base };
         return { response, record: null, bytes: 0, responseBytes: 0 };

@@ -297,7 +297,13 @@ export class MasterWrites {
     try {
       this.core.ensureCluster(request.cluster);
       const readAt = Date.now();
-      const result = runQuery(this.core.node, request.sql, request.params, request.format);
+      const result = runQuery(
+        this.core.node,
+        request.sql,
+        request.params,
+        request.format,
+        request.counters,
+      );
       // The rows are the state at this LSN; a strong read answers once it is acknowledged.
       const appliedLsn = this.core.lsn;
       if (request.consistency === "strong") {

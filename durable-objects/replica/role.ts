@@ -331,7 +331,13 @@ export class ReplicaRole {
       return { kind: "redirect", reason: "behind the bookmark" };
     }
     try {
-      const result = runQuery(this.node, request.sql, request.params, request.format);
+      const result = runQuery(
+        this.node,
+        request.sql,
+        request.params,
+        request.format,
+        request.counters,
+      );
       // Read first, at this LSN, then wait (not holding the event loop) until it is acknowledged.
       const appliedLsn = this.appliedLsn;
       const late = strong ? await this.strongReads.settle(appliedLsn) : null;

@@ -7,6 +7,7 @@
  * transaction. A transaction still open at the end is rolled back here and
  * kept by the stream, which replays it on its next request.
  */
+import type { ConnectionCounters } from "../../core/connection-counters";
 import { ApiError, type ErrorBody } from "../../core/errors";
 import type { BeginMode } from "../../core/hrana/control";
 import { holds, type StepState } from "../../core/hrana/conditions";
@@ -32,12 +33,16 @@ export interface ProgramRun {
   open: OpenTransaction | null;
   wroteSequence: boolean;
   foreignKeysOff: boolean;
+  /** The stream's connection counters after the program. */
+  counters: ConnectionCounters;
 }
 
 export interface ProgramInput {
   units: readonly ProgramUnit[];
   resume: OpenTransaction | null;
   foreignKeysOff: boolean;
+  /** The stream's connection counters, its SQL reads them (a resumed transaction has its own). */
+  counters: ConnectionCounters;
   budget: ResultBudget;
   limits: WriteLimits;
 }
@@ -94,6 +99,7 @@ class Program {
       open: null,
       wroteSequence: false,
       foreignKeysOff: input.foreignKeysOff,
+      counters: { ...(input.resume?.counters ?? input.counters) },
     };
   }
 
@@ -160,6 +166,8 @@ class Program {
    */
   private transaction(mode: BeginMode, replay: readonly ReplayStep[]): void {
     const mark = this.out.entries.length;
+    // Counters are the connection's, not the transaction's: a rollback keeps them.
+    const countersAtBegin = { ...this.out.counters };
     const ran: ReplayStep[] = [];
     this.inTransaction = true;
     try {
@@ -212,7 +220,12 @@ class Program {
       this.out.entries.length = mark;
       this.node.schema.invalidate();
       if (error.why === "open") {
-        this.out.open = { mode, steps: ran, foreignKeysOff: this.out.foreignKeysOff };
+        this.out.open = {
+          mode,
+          steps: ran,
+          foreignKeysOff: this.out.foreignKeysOff,
+          counters: countersAtBegin,
+        };
       }
     } finally {
       this.inTransaction = false;
@@ -231,6 +244,8 @@ class Program {
 
   /** One statement in a savepoint of its own: an error undoes it alone. */
   private attempt(statement: Statement, mode: BeginMode | null): StepOutcome {
+    // Moved on only if the statement stands: a failed one leaves them.
+    const counters = { ...this.out.counters };
     try {
       const done = this.storage.transactionSync(() => {
         const outcome = runWrite(
@@ -239,6 +254,7 @@ class Program {
           this.input.budget,
           "arrays",
           this.input.limits,
+          counters,
         );
         if (mode === "readonly" && outcome.entry !== null) {
           throw new ApiError("INVALID_SQL", "attempt to write a readonly database", {
@@ -248,6 +264,7 @@ class Program {
         if (this.out.foreignKeysOff) refuseForeignKeyActions(statement, outcome.entry);
         return outcome;
       });
+      this.out.counters = counters;
       if (done.entry !== null) this.out.entries.push(done.entry);
       this.out.wroteSequence ||= done.wroteSequence;
       return { ok: true, result: done.result };

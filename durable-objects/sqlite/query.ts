@@ -4,6 +4,7 @@
  */
 
 import type { ApiValue } from "../../core/api-values";
+import { type ConnectionCounters, freshCounters } from "../../core/connection-counters";
 import { ApiError } from "../../core/errors";
 import type { ResultFormat } from "../../core/protocol";
 import { bindBody, guardedStatement } from "../../core/sql-params";
@@ -24,6 +25,7 @@ export function runQuery(
   text: string,
   params: readonly Exact[],
   format: ResultFormat = "objects",
+  counters: ConnectionCounters = freshCounters(),
 ): QueryRows {
   try {
     const statement = singleStatement(text);
@@ -33,8 +35,10 @@ export function runQuery(
         "query accepts only reads (SELECT, WITH, VALUES, EXPLAIN): send writes to exec",
       );
     }
-    const bound = bindBody(statement, params);
-    const inner = statement.syntax === "explain" ? bindBody(explained(statement), params) : bound;
+    // A read is a connection of its own unless it brings a stream's counters.
+    const bound = bindBody(statement, params, counters);
+    const inner =
+      statement.syntax === "explain" ? bindBody(explained(statement), params, counters) : bound;
     const facts = compile(node, inner);
     checkTouched(facts, node.schema);
     checkQuery(facts);

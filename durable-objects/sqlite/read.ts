@@ -16,7 +16,7 @@
  */
 import { type ApiValue, apiValueBytes, toApiValue } from "../../core/api-values";
 import { ApiError } from "../../core/errors";
-import { type BoundBody, guardCte, guardedStatement } from "../../core/sql-params";
+import { type BoundBody, guardCte, guardedStatement, originalNames } from "../../core/sql-params";
 import { cellSql, decodeCell } from "../../core/sql-value";
 
 /** Most rows one query, or one statement of an exec, returns; past it the client gets 413. */
@@ -72,7 +72,7 @@ function columnNames(sql: SqlStorage, bound: BoundBody): string[] {
   const cursor = sql.exec(probe, ...bound.params, null);
   const names = cursor.columnNames;
   cursor.toArray(); // finished, so workerd can reuse the compiled probe
-  if (!names.some((name) => name.includes(":"))) return names;
+  if (!names.some((name) => name.includes(":"))) return originalNames(bound, names);
   // Renamed by SQLite (or a name with a colon of its own): the statement's own names.
   const own = guardedStatement(bound);
   const ownCursor = sql.exec(own.sql, ...own.params);
@@ -80,7 +80,7 @@ function columnNames(sql: SqlStorage, bound: BoundBody): string[] {
   for (const _ of ownCursor.raw()) {
     // read through to finish the statement (a fallback: names collided)
   }
-  return ownNames;
+  return originalNames(bound, ownNames);
 }
 
 /** The rows of a SELECT, VALUES or WITH statement, every value exact. */
@@ -117,6 +117,41 @@ export function readRuntime(
   for (const raw of cursor.raw()) {
     if (refused !== null) continue;
     const row = raw.map(runtimeValue);
+    try {
+      budget.take(rows.length, columns, row);
+      rows.push(row);
+    } catch (error) {
+      refused = error;
+    }
+  }
+  if (refused !== null) throw refused;
+  return { columns, rows };
+}
+
+/**
+ * The RETURNING rows of a write whose clause core/returning.ts extended: the
+ * statement's own `width` columns give the names, the cells after them the
+ * values. Read to the end even past the budget, as readRuntime is.
+ */
+export function readReturning(
+  cursor: SqlStorageCursor<Record<string, SqlStorageValue>>,
+  bound: BoundBody,
+  width: number,
+  budget: ResultBudget,
+): ExactRows {
+  const names = cursor.columnNames;
+  if (names.length !== 2 * width) {
+    for (const _ of cursor.raw()) {
+      // finish the statement before its savepoint is undone
+    }
+    throw new Error(`RETURNING gave ${names.length} columns where ${2 * width} were expected`);
+  }
+  const columns = originalNames(bound, names.slice(0, width));
+  const rows: ApiValue[][] = [];
+  let refused: unknown = null;
+  for (const raw of cursor.raw()) {
+    if (refused !== null) continue;
+    const row = raw.slice(width).map((cell) => toApiValue(decodeCell(String(cell))));
     try {
       budget.take(rows.length, columns, row);
       rows.push(row);

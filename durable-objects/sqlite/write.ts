@@ -4,11 +4,17 @@
  * and the log entry that says what it did.
  */
 import { toApiValue } from "../../core/api-values";
+import {
+  afterStatement,
+  type ConnectionCounters,
+  freshCounters,
+} from "../../core/connection-counters";
 import { ApiError } from "../../core/errors";
 import type { LogEntry, ResultFormat, Statement, StatementResult } from "../../core/protocol";
 import type { RecordBudget } from "../../core/record-budget";
 import { isReservedName } from "../../core/reserved-names";
 import { rowsTooWideToMove } from "../../core/row-apply";
+import { exactReturning } from "../../core/returning";
 import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
 import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-change";
 import { imageSqlColumns, isCapturedTable, keySqlColumns } from "../../core/schema-info";
@@ -33,7 +39,14 @@ import {
   takeWithCounts,
 } from "./capture";
 import { insertedAtMaxRowid, refuseRandomRowids } from "./random-rowids";
-import { asObjects, type ExactRows, type ResultBudget, readExact, readRuntime } from "./read";
+import {
+  asObjects,
+  type ExactRows,
+  type ResultBudget,
+  readExact,
+  readReturning,
+  readRuntime,
+} from "./read";
 import type { SqlNode } from "./schema";
 
 export interface WriteOutcome {
@@ -59,14 +72,39 @@ export function compile(node: SqlNode, bound: BoundBody): ProgramFacts {
   return facts;
 }
 
-/** Prepares a client statement: one statement, triggers guarded, parameters bound. */
-export function prepare(text: string, params: Statement["params"]): BoundBody {
+/**
+ * Prepares a client statement: one statement, triggers guarded, parameters
+ * bound, calls of the connection counters' functions bound to `counters`.
+ */
+export function prepare(
+  text: string,
+  params: Statement["params"],
+  counters?: ConnectionCounters,
+): BoundBody {
   let statement: SingleStatement = singleStatement(text);
   if (statement.syntax === "ddl") {
     checkNamesInDdl(statement);
     if (isCreateTrigger(statement.tokens)) statement = singleStatement(guardTrigger(statement));
   }
-  return bindBody(statement, params);
+  return bindBody(statement, params, counters);
+}
+
+/** The columns `RETURNING *` stands for: SQLite's own expansion of `SELECT *`. */
+function starColumns(node: SqlNode, table: string): string[] | null {
+  try {
+    const cursor = node.sql.exec(`SELECT * FROM ${quoteIdent(table)} LIMIT 0`);
+    const names = cursor.columnNames;
+    cursor.toArray();
+    return names;
+  } catch {
+    return null; // no such table: the statement's own error follows
+  }
+}
+
+/** The connection's last_insert_rowid(), to tell whether the next INSERT set it. */
+function connectionRowid(node: SqlNode): string {
+  const row = node.sql.exec<{ r: string }>("SELECT CAST(last_insert_rowid() AS TEXT) AS r").one();
+  return String(row.r);
 }
 
 /**
@@ -111,25 +149,31 @@ export interface WriteLimits {
   record: RecordBudget;
 }
 
-/** Runs one statement of a write request; throws ApiError to refuse it (the caller rolls back). */
+/**
+ * Runs one statement of a write request; throws ApiError to refuse it (the
+ * caller rolls back). `counters` are the client's connection counters: its
+ * SQL reads them, and they are moved on by what the statement did.
+ */
 export function runWrite(
   node: SqlNode,
   statement: Statement,
   budget: ResultBudget,
   format: ResultFormat,
   limits: WriteLimits,
+  counters: ConnectionCounters = freshCounters(),
 ): WriteOutcome {
   const { statementMinRows, record } = limits;
-  const bound = prepare(statement.sql, statement.params);
-  const explains = bound.statement.syntax === "explain";
+  const prepared = prepare(statement.sql, statement.params, counters);
+  const explains = prepared.statement.syntax === "explain";
+  const returning = explains ? null : exactReturning(prepared, (t) => starColumns(node, t));
+  const bound = returning === null ? prepared : { ...prepared, body: returning.body };
+  const extended = returning === null ? null : { named: prepared, width: returning.width };
   const facts = compile(
     node,
-    explains ? bindBody(explained(bound.statement), statement.params) : bound,
+    explains ? bindBody(explained(bound.statement), statement.params, counters) : bound,
   );
   checkTouched(facts, node.schema);
   const kind = explains ? "read" : classifyWrite(facts);
-  const first = upper(bound.statement.tokens[0]);
-  const insert = first === "INSERT" || first === "REPLACE";
   const sequenceRoot = node.schema.sequenceRoot();
   const wroteSequence =
     sequenceRoot !== undefined &&
@@ -138,7 +182,7 @@ export function runWrite(
     const rows =
       bound.statement.syntax === "query"
         ? readExact(node.sql, bound, budget)
-        : runGuarded(node, bound, budget);
+        : runGuarded(node, bound, budget, extended);
     const out = result({ rowsWritten: 0, lastRowId: null }, rows, format);
     return { entry: null, result: out, wroteSequence: false };
   }
@@ -161,14 +205,24 @@ export function runWrite(
     sequenceRoot,
   };
   if (kind === "sql") checkReplayable(facts, replay);
-  const rows = runGuarded(node, bound, budget);
+  const rowidBefore = facts.setsLastRowId ? connectionRowid(node) : null;
+  const rows = runGuarded(node, bound, budget, extended);
   const taken = facts.writesVirtualTable
     ? countThenTake(node.sql, record)
     : takeWithCounts(node.sql, record);
   if (facts.writesVirtualTable) refuseRandomRowids(node, taken.changes);
   const changes = taken.changes;
   const rowsWritten = taken.counts.changes;
-  const lastRowId = insert && rowsWritten > 0 ? toApiValue(BigInt(taken.counts.lastRowId)) : null;
+  // SQLite moves last_insert_rowid() only when the statement inserted into a
+  // rowid table (not for an upsert's update, nor WITHOUT ROWID); when the value
+  // did not change, the row inserted with that same rowid is the tell.
+  const rowidAfter = taken.counts.lastRowId;
+  const inserted =
+    rowidBefore !== null &&
+    rowsWritten > 0 &&
+    (rowidAfter !== rowidBefore || changes.some((c) => c.op === "I" && c.nk === `i${rowidAfter}`));
+  afterStatement(counters, rowsWritten, inserted ? rowidAfter : null);
+  const lastRowId = inserted ? toApiValue(BigInt(rowidAfter)) : null;
   const out = result({ rowsWritten, lastRowId }, rows, format);
   // A large write that every replica computes alike ships as its statement:
   // one statement to run instead of every row to apply, checked all the same by
@@ -221,10 +275,22 @@ function refuseWideMoves(node: SqlNode, changes: readonly Change[]): void {
   }
 }
 
-function runGuarded(node: SqlNode, bound: BoundBody, budget: ResultBudget): ExactRows | null {
+/**
+ * Runs the statement. `extended`: core/returning.ts extended its RETURNING
+ * clause by `width` cells; `named` is the statement before that.
+ */
+function runGuarded(
+  node: SqlNode,
+  bound: BoundBody,
+  budget: ResultBudget,
+  extended: { named: BoundBody; width: number } | null,
+): ExactRows | null {
   const run = guardedStatement(bound);
   const cursor = node.sql.exec(run.sql, ...run.params);
-  const rows = readRuntime(cursor, budget);
+  const rows =
+    extended === null
+      ? readRuntime(cursor, budget)
+      : readReturning(cursor, extended.named, extended.width, budget);
   return rows.columns.length === 0 ? null : rows;
 }
 

@@ -247,8 +247,7 @@ describe("libSQL endpoint under attack", () => {
   // 9007199254740993 comes back as {"type":"float","value":9007199254740992},
   // REAL 2.0 as {"type":"integer","value":"2"}, REAL -0.0 as integer "0". The
   // same row read by SELECT is exact.
-  // Known and open: this reproduction fails today (it.fails); drop `.fails` once it is fixed.
-  it.fails("RETURNING gives 64-bit integers, integral REALs and -0.0 exactly", async () => {
+  it("RETURNING gives 64-bit integers, integral REALs and -0.0 exactly", async () => {
     const c = "atk-returning";
     await run(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, r, z)");
     const r = await pipeline(
@@ -344,8 +343,7 @@ describe("libSQL endpoint under attack", () => {
   // rowid and change count of whichever request ran last, another client's
   // or the node's own bookkeeping. A fresh sqld stream (a new connection)
   // answers 0 and 0.
-  // Known and open: this reproduction fails today (it.fails); drop `.fails` once it is fixed.
-  it.fails("a fresh stream's last_insert_rowid() and changes() are 0, not another client's", async () => {
+  it("a fresh stream's last_insert_rowid() and changes() are 0, not another client's", async () => {
     const c = "atk-connection-state";
     await run(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, v)");
     await run(c, "INSERT INTO t VALUES (4242, 'someone else')");
@@ -360,8 +358,7 @@ describe("libSQL endpoint under attack", () => {
   // guard's parameter rewrite leaks into them: `SELECT ?` with an integer is
   // named "CAST(?1 AS INTEGER)", `SELECT :x` is named "?1". @libsql/client
   // keys row objects by these names.
-  // Known and open: this reproduction fails today (it.fails); drop `.fails` once it is fixed.
-  it.fails("column names are those of the SQL as sent, not of the parameter rewrite", async () => {
+  it("column names are those of the SQL as sent, not of the parameter rewrite", async () => {
     const c = "atk-colnames";
     const r = await pipeline(c, {
       requests: [

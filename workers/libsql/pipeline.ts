@@ -7,6 +7,7 @@
  * the master as one transaction and at most one replicated commit, with the
  * same full sync, waiter and saved results as `/exec`.
  */
+import { type ConnectionCounters, freshCounters } from "../../core/connection-counters";
 import { ApiError, type ErrorBody, type Result } from "../../core/errors";
 import { controlOf } from "../../core/hrana/control";
 import { checkConditions } from "../../core/hrana/conditions";
@@ -40,10 +41,19 @@ export interface StreamState {
   closed: boolean;
   /** Why the open transaction ended without the client's ROLLBACK, until it sends one. */
   aborted: string | null;
+  /** What last_insert_rowid(), changes() and total_changes() read for this stream. */
+  counters: ConnectionCounters;
 }
 
 export function newStreamState(): StreamState {
-  return { stored: new Map(), open: null, foreignKeysOff: false, closed: false, aborted: null };
+  return {
+    stored: new Map(),
+    open: null,
+    foreignKeysOff: false,
+    closed: false,
+    aborted: null,
+    counters: freshCounters(),
+  };
 }
 
 export interface PipelineContext {
@@ -52,6 +62,8 @@ export interface PipelineContext {
   minLsn: number;
   /** The stream's foreign_keys=OFF, kept across a read on a replica. */
   foreignKeysOff?: boolean;
+  /** The stream's connection counters, which a read on a replica reads. */
+  counters?: ConnectionCounters;
   idempotencyKey?: string;
   requestHash?: string;
   cf?: unknown;
@@ -125,6 +137,7 @@ export async function runPipeline(
   if (outcome?.ok) {
     state.open = outcome.value.open;
     state.foreignKeysOff = outcome.value.foreignKeysOff;
+    state.counters = outcome.value.counters ?? state.counters;
   }
   const results = slots.map((slot) => (slot.kind === "done" ? slot.result : answer(slot, outcome)));
   const bookmark = outcome?.ok ? outcome.value.bookmark : null;
@@ -268,7 +281,7 @@ async function runUnits(
   if (state.open === null && readCandidate(units)) {
     const read = await readOnReplicas(
       env,
-      { ...context, foreignKeysOff: state.foreignKeysOff },
+      { ...context, foreignKeysOff: state.foreignKeysOff, counters: state.counters },
       units,
       servedBy,
     );
@@ -280,6 +293,7 @@ async function runUnits(
     cluster: context.cluster,
     resume: state.open,
     foreignKeysOff: state.foreignKeysOff,
+    counters: state.counters,
     units,
     ...(context.idempotencyKey === undefined
       ? {}
@@ -326,6 +340,7 @@ async function readOnReplicas(
             consistency: context.consistency,
             minLsn: context.minLsn,
             format: "arrays",
+            ...(context.counters === undefined ? {} : { counters: context.counters }),
           },
           context.cf,
         );
@@ -359,6 +374,7 @@ async function readOnReplicas(
       outcomes,
       open: null,
       foreignKeysOff: context.foreignKeysOff ?? false,
+      ...(context.counters === undefined ? {} : { counters: context.counters }),
     },
   };
 }
