@@ -125,7 +125,8 @@ describe("GET /openapi.json", () => {
     const table = docErrors(api).map((e) => `${e.status} ${e.code}`);
     expect(table.length).toBeGreaterThan(10);
     const described = new Set<string>();
-    for (const { op } of operations()) {
+    for (const { path, op } of operations()) {
+      if (path.startsWith("/libsql/")) continue; // Hrana's error shape: the test below
       for (const [status, response] of Object.entries(op.responses)) {
         if (Number(status) < 400) continue;
         const schema = response.content?.["application/json"]?.schema as {
@@ -150,10 +151,61 @@ describe("GET /openapi.json", () => {
         continue;
       }
       const names = (op.security ?? []).flatMap((s) => Object.keys(s)).sort();
-      expect(names, path).toEqual(
-        path.startsWith("/v1/") ? ["adminToken", "dataToken"] : ["adminToken"],
-      );
+      const data = path.startsWith("/v1/") || path.startsWith("/libsql/");
+      expect(names, path).toEqual(data ? ["adminToken", "dataToken"] : ["adminToken"]);
     }
+  });
+});
+
+describe("the libSQL routes", () => {
+  const libsql = () => operations().filter((o) => o.path.startsWith("/libsql/"));
+
+  it("are described, each error in Hrana's {message, code} shape", async () => {
+    expect(
+      libsql()
+        .map((o) => `${o.method} ${o.path}`)
+        .sort(),
+    ).toEqual([
+      "GET /libsql/{cluster}/v2",
+      "GET /libsql/{cluster}/{consistency}/v2",
+      "POST /libsql/{cluster}/v2/pipeline",
+      "POST /libsql/{cluster}/{consistency}/v2/pipeline",
+    ]);
+    for (const { path, op } of libsql()) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        const schema = response.content?.["application/json"]?.schema ?? {};
+        expect(await conforms(schema, { message: "m", code: "URL_INVALID" }), path).toBe(true);
+        expect(await conforms(schema, { error: { code: "X", message: "m" } }), path).toBe(false);
+      }
+    }
+  });
+
+  it("accept a pipeline the document says is valid, and answer as it says", async () => {
+    const op = libsql().find((o) => o.op.operationId === "libsqlPipeline")?.op;
+    const media = op?.requestBody?.content["application/json"];
+    const body = {
+      requests: [
+        {
+          type: "execute",
+          stmt: { sql: "SELECT ? AS v", args: [{ type: "integer", value: "7" }] },
+        },
+        { type: "close" },
+      ],
+    };
+    expect(await conforms(media?.schema ?? {}, body)).toBe(true);
+    expect(await conforms(media?.schema ?? {}, { requests: [{ type: "nope" }] })).toBe(false);
+    const res = await call("POST", `/libsql/${freshCluster("openapi-libsql")}/v2/pipeline`, {
+      token: DATA,
+      body,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const answer = op?.responses["200"]?.content?.["application/json"]?.schema ?? {};
+    expect(await conforms(answer, res.body), JSON.stringify(res.body)).toBe(true);
+    const failed = await call("POST", "/libsql/v2/pipeline", { token: DATA, body });
+    expect(failed.status).toBe(400);
+    const refusal = op?.responses["400"]?.content?.["application/json"]?.schema ?? {};
+    expect(await conforms(refusal, failed.body), JSON.stringify(failed.body)).toBe(true);
   });
 });
 

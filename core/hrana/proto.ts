@@ -2,7 +2,8 @@
  * Hrana over HTTP v2, JSON encoding (libSQL's docs/HTTP_V2_SPEC.md and
  * docs/HRANA_2_SPEC.md): what `@libsql/client` sends to `POST …/v2/pipeline`
  * and what it expects back. The request schemas validate a pipeline body; the
- * response types are what the endpoint writes.
+ * response schemas say what the endpoint writes (and describe both in
+ * GET /openapi.json).
  */
 import { z } from "zod";
 
@@ -41,7 +42,7 @@ export const hranaCond: z.ZodType<HranaCond> = z.lazy(() =>
     z.object({ type: z.literal("or"), conds: z.array(hranaCond) }),
     z.object({ type: z.literal("is_autocommit") }),
   ]),
-);
+).meta({ id: "HranaCond", description: "A batch step's condition on earlier steps." });
 
 export const hranaBatch = z.object({
   steps: z
@@ -76,45 +77,59 @@ export const pipelineBody = z.object({
 });
 export type PipelineBody = z.infer<typeof pipelineBody>;
 
-export interface HranaCol {
-  name: string | null;
-  decltype: string | null;
-}
+export const hranaCol = z.object({ name: z.string().nullable(), decltype: z.string().nullable() });
+export type HranaCol = z.infer<typeof hranaCol>;
 
-export interface StmtResult {
-  cols: HranaCol[];
-  rows: HranaValue[][];
-  affected_row_count: number;
-  last_insert_rowid: string | null;
-  /** The commit's LSN, for a statement that wrote (sqld's replication index). */
-  replication_index?: string | null;
-}
+export const stmtResult = z.object({
+  cols: z.array(hranaCol),
+  rows: z.array(z.array(hranaValue)),
+  affected_row_count: z.number().int().describe("SQLite's changes() for the statement."),
+  last_insert_rowid: z
+    .string()
+    .nullable()
+    .describe("The rowid the statement inserted, as decimal text; null when it inserted none."),
+  replication_index: z
+    .string()
+    .nullish()
+    .describe("The commit's LSN, for a statement that wrote (sqld's replication index)."),
+});
+export type StmtResult = z.infer<typeof stmtResult>;
 
-export interface HranaError {
-  message: string;
-  code?: string;
-}
+export const hranaError = z.object({
+  message: z.string(),
+  code: z
+    .string()
+    .optional()
+    .describe("SQLite's code name (SQLITE_CONSTRAINT, ...) or this API's."),
+});
+export type HranaError = z.infer<typeof hranaError>;
 
-export interface BatchResult {
-  step_results: (StmtResult | null)[];
-  step_errors: (HranaError | null)[];
-}
+export const batchResult = z.object({
+  step_results: z.array(stmtResult.nullable()),
+  step_errors: z.array(hranaError.nullable()),
+});
+export type BatchResult = z.infer<typeof batchResult>;
 
-export type StreamResponse =
-  | { type: "close" }
-  | { type: "execute"; result: StmtResult }
-  | { type: "batch"; result: BatchResult }
-  | { type: "sequence" }
-  | { type: "store_sql" }
-  | { type: "close_sql" }
-  | { type: "get_autocommit"; is_autocommit: boolean };
+export const streamResponse = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("close") }),
+  z.object({ type: z.literal("execute"), result: stmtResult }),
+  z.object({ type: z.literal("batch"), result: batchResult }),
+  z.object({ type: z.literal("sequence") }),
+  z.object({ type: z.literal("store_sql") }),
+  z.object({ type: z.literal("close_sql") }),
+  z.object({ type: z.literal("get_autocommit"), is_autocommit: z.boolean() }),
+]);
+export type StreamResponse = z.infer<typeof streamResponse>;
 
-export type StreamResult =
-  | { type: "ok"; response: StreamResponse }
-  | { type: "error"; error: HranaError };
+export const streamResult = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ok"), response: streamResponse }),
+  z.object({ type: z.literal("error"), error: hranaError }),
+]);
+export type StreamResult = z.infer<typeof streamResult>;
 
-export interface PipelineResponse {
-  baton: string | null;
-  base_url: string | null;
-  results: StreamResult[];
-}
+export const pipelineResponse = z.object({
+  baton: z.string().nullable(),
+  base_url: z.string().nullable(),
+  results: z.array(streamResult),
+});
+export type PipelineResponse = z.infer<typeof pipelineResponse>;

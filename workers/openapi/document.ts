@@ -53,6 +53,11 @@ export function openApiDocument(app: OpenAPIHono<FrontDoor>): unknown {
           description: "Test only: refused with 403 unless debug_fault_injection is on.",
         },
         { name: "metrics", description: "Prometheus text (admin token)." },
+        {
+          name: "libsql",
+          description:
+            "libSQL's protocol, Hrana over HTTP v2, for @libsql/client (data or admin token); its errors are `{message, code}`.",
+        },
         { name: "meta", description: "The API's own description (no token)." },
       ],
     });

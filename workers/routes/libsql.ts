@@ -7,10 +7,17 @@
  * request itself are `{message, code}` as exactly `application/json`, the
  * only form the client reads a message from.
  */
-import { type Context, Hono } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { z } from "zod";
 import { ApiError } from "../../core/errors";
 import { signBaton, verifyBaton } from "../../core/hrana/baton";
-import { type PipelineBody, pipelineBody } from "../../core/hrana/proto";
+import {
+  hranaError,
+  type PipelineBody,
+  pipelineBody,
+  pipelineResponse,
+} from "../../core/hrana/proto";
 import { stringifyHrana } from "../../core/hrana/values";
 import { toHranaError } from "../../core/hrana/translate";
 import { type Consistency, decodeBookmark } from "../../core/protocol";
@@ -25,9 +32,12 @@ import {
 } from "../libsql/pipeline";
 import { checkToken } from "../middleware/auth";
 import { readJson } from "../middleware/json";
+import { DATA_AUTH } from "../openapi/responses";
+import { type FrontDoor, type Operation, serve } from "../openapi/route";
+import { clusterParams, idempotencyKeySchema } from "../schemas/data";
 import { idempotencyKey, sha256Hex } from "./data";
 
-export const libsql = new Hono<{ Bindings: Env }>();
+export const libsql = new OpenAPIHono<FrontDoor>();
 
 const CONSISTENCIES = new Set(["strong", "bookmark", "any"]);
 
@@ -60,10 +70,95 @@ const noSlash = () =>
 libsql.all("/v2", noSlash);
 libsql.all("/v2/*", noSlash);
 
-libsql.get("/:cluster/v2", (c) => versionCheck(c));
-libsql.get("/:cluster/:consistency/v2", (c) => versionCheck(c));
-libsql.post("/:cluster/v2/pipeline", (c) => pipeline(c, undefined));
-libsql.post("/:cluster/:consistency/v2/pipeline", (c) => pipeline(c, c.req.param("consistency")));
+const consistencyParams = clusterParams.extend({
+  consistency: z
+    .enum(["strong", "bookmark", "any"])
+    .describe("The reads' consistency for every request through this base URL."),
+});
+
+/** Errors of the request itself, in Hrana's shape: `{message, code}`, exactly application/json. */
+const hranaErrors = Object.fromEntries(
+  [
+    [400, "A malformed body, an invalid baton, or a base URL without its trailing slash."],
+    [401, "No token, or a wrong one."],
+    [404, "No such cluster, route or consistency."],
+    [413, "The body is too large."],
+    [503, "The cluster cannot answer now; retry (with the same Idempotency-Key)."],
+  ].map(([status, description]) => [
+    String(status),
+    { description, content: { "application/json": { schema: hranaError } } },
+  ]),
+);
+
+const version = (params: typeof clusterParams): Operation => ({
+  tags: ["libsql"],
+  summary: "libSQL protocol version check",
+  description: "Answers 200 with an empty body: this base URL speaks Hrana over HTTP v2.",
+  security: DATA_AUTH,
+  request: { params },
+  responses: { 200: { description: "Hrana over HTTP v2 is spoken here." }, ...hranaErrors },
+});
+
+const pipelineOperation = (params: typeof clusterParams): Operation => ({
+  tags: ["libsql"],
+  summary: "A Hrana pipeline (what @libsql/client sends)",
+  description:
+    "libSQL's HTTP_V2_SPEC: the stream's requests in order, one result each. A batch or any " +
+    "write runs on the master as one replicated transaction; plain queries go to replicas.",
+  security: DATA_AUTH,
+  request: {
+    params,
+    headers: z.object({
+      "idempotency-key": idempotencyKeySchema
+        .optional()
+        .describe(
+          "Makes the pipeline retry-safe: a retry with the same key and body gets the same answer.",
+        ),
+      "x-consistency": z.enum(["strong", "bookmark", "any"]).optional(),
+      "x-bookmark": z
+        .string()
+        .optional()
+        .describe("With bookmark consistency: a write's bookmark."),
+    }),
+    body: { required: true, content: { "application/json": { schema: pipelineBody } } },
+  },
+  responses: {
+    200: {
+      description: "One result per request; X-Bookmark names the commit when the pipeline wrote.",
+      content: { "application/json": { schema: pipelineResponse } },
+    },
+    ...hranaErrors,
+  },
+});
+
+serve(
+  libsql,
+  "get",
+  "/:cluster/v2",
+  { ...version(clusterParams), operationId: "libsqlVersion" },
+  (c) => versionCheck(c),
+);
+serve(
+  libsql,
+  "get",
+  "/:cluster/:consistency/v2",
+  { ...version(consistencyParams), operationId: "libsqlVersionAt" },
+  (c) => versionCheck(c),
+);
+serve(
+  libsql,
+  "post",
+  "/:cluster/v2/pipeline",
+  { ...pipelineOperation(clusterParams), operationId: "libsqlPipeline" },
+  (c) => pipeline(c, undefined),
+);
+serve(
+  libsql,
+  "post",
+  "/:cluster/:consistency/v2/pipeline",
+  { ...pipelineOperation(consistencyParams), operationId: "libsqlPipelineAt" },
+  (c) => pipeline(c, c.req.param("consistency")),
+);
 libsql.all("/*", (c) =>
   hranaFailure(
     new ApiError(
