@@ -8,7 +8,7 @@
  * same full sync, waiter and saved results as `/exec`.
  */
 import { type ConnectionCounters, freshCounters } from "../../core/connection-counters";
-import { ApiError, type ErrorBody, type Result } from "../../core/errors";
+import { ApiError, type Result } from "../../core/errors";
 import { controlOf } from "../../core/hrana/control";
 import { checkConditions } from "../../core/hrana/conditions";
 import {
@@ -17,7 +17,6 @@ import {
   type ProgramResponse,
   type ProgramUnit,
   readCandidate,
-  type StepOutcome,
 } from "../../core/hrana/program";
 import type { BatchResult, HranaStmt, StreamRequest, StreamResult } from "../../core/hrana/proto";
 import {
@@ -28,10 +27,9 @@ import {
   toStmtResult,
 } from "../../core/hrana/translate";
 import { splitStatements } from "../../core/hrana/control";
-import type { Consistency, QueryResponse } from "../../core/protocol";
 import { onMaster } from "../cluster";
 import { toApiError } from "../errors";
-import { routeRead } from "../read-route";
+import { isClusterError, type ReadContext, readOnReplicas } from "./replica-reads";
 
 /** What a stream keeps between requests. */
 export interface StreamState {
@@ -56,17 +54,9 @@ export function newStreamState(): StreamState {
   };
 }
 
-export interface PipelineContext {
-  cluster: string;
-  consistency: Consistency;
-  minLsn: number;
-  /** The stream's foreign_keys=OFF, kept across a read on a replica. */
-  foreignKeysOff?: boolean;
-  /** The stream's connection counters, which a read on a replica reads. */
-  counters?: ConnectionCounters;
+export interface PipelineContext extends ReadContext {
   idempotencyKey?: string;
   requestHash?: string;
-  cf?: unknown;
 }
 
 /** A pipeline may run this many statements in all (batches and sequences included). */
@@ -306,84 +296,6 @@ async function runUnits(
   } catch (error) {
     return { ok: false, error: toApiError(error).toBody() };
   }
-}
-
-/**
- * Each query as one read where the pipeline's consistency sends it. Null when
- * SQLite compiled one as a write (a WITH … INSERT): the program goes to the
- * master instead, and since nothing was written, running it all there is the
- * same as running it in order.
- */
-async function readOnReplicas(
-  env: Env,
-  context: PipelineContext,
-  units: ProgramUnit[],
-  servedBy: Set<string>,
-): Promise<Result<ProgramResponse> | null> {
-  const outcomes: StepOutcome[][] = [];
-  for (const unit of units) {
-    const done: StepOutcome[] = [];
-    for (const s of unit.steps) {
-      if (s.op.kind !== "sql") return null;
-      if (unit.sequence && done.some((o) => o !== null && !o.ok)) {
-        done.push(null);
-        continue;
-      }
-      let read: Result<QueryResponse>;
-      try {
-        read = await routeRead(
-          env,
-          {
-            cluster: context.cluster,
-            sql: s.op.statement.sql,
-            params: s.op.statement.params,
-            consistency: context.consistency,
-            minLsn: context.minLsn,
-            format: "arrays",
-            ...(context.counters === undefined ? {} : { counters: context.counters }),
-          },
-          context.cf,
-        );
-      } catch (error) {
-        return { ok: false, error: toApiError(error).toBody() };
-      }
-      if (!read.ok && read.error.details?.compiledAs === "write") return null;
-      if (!read.ok && isClusterError(read.error)) return read;
-      if (read.ok) servedBy.add(read.value.servedBy);
-      done.push(
-        read.ok
-          ? {
-              ok: true,
-              result: {
-                rowsWritten: 0,
-                lastRowId: null,
-                columns: "columns" in read.value ? read.value.columns : [],
-                rows: read.value.rows,
-              },
-            }
-          : { ok: false, error: read.error },
-      );
-    }
-    outcomes.push(done);
-  }
-  return {
-    ok: true,
-    value: {
-      lsn: null,
-      bookmark: null,
-      outcomes,
-      open: null,
-      foreignKeysOff: context.foreignKeysOff ?? false,
-      ...(context.counters === undefined ? {} : { counters: context.counters }),
-    },
-  };
-}
-
-/** Errors of the cluster, not of the statement: the whole request fails with them. */
-function isClusterError(error: ErrorBody): boolean {
-  return (
-    error.code === "UNAVAILABLE" || error.code === "NOT_DURABLE" || error.code === "COMMIT_TIMEOUT"
-  );
 }
 
 function answer(
