@@ -101,6 +101,33 @@ describe("@libsql/client against the cluster", () => {
     exact.close();
   });
 
+  it("returns RETURNING rows exactly: 64-bit integers, integral REALs, names as written", async () => {
+    const exact = client("libsql/libsql-e2e/", { intMode: "bigint" });
+    const big = 9007199254740993n;
+    const r = await exact.execute({
+      sql: "INSERT INTO t (a, b) VALUES (?, 'ret') RETURNING a, a * 1.0 AS real, ? AS p, ?",
+      args: [big, 2.5, 7n],
+    });
+    expect(r.columns).toEqual(["a", "real", "p", "?"]);
+    expect(r.rows[0]?.a).toBe(big);
+    expect(r.rows[0]?.real).toBe(9007199254740992);
+    expect(r.rows[0]?.p).toBe(2.5);
+    expect(r.rows[0]?.["?"]).toBe(7n);
+    exact.close();
+  });
+
+  it("keeps last_insert_rowid() and changes() per stream, across a transaction's requests", async () => {
+    const tx = await db.transaction("write");
+    const first = await tx.execute("SELECT last_insert_rowid() AS r, changes() AS c");
+    expect(first.rows[0]).toMatchObject({ r: 0, c: 0 });
+    await db.execute("INSERT INTO t (id, a, b) VALUES (90001, 0, 'elsewhere')");
+    const mine = await tx.execute("INSERT INTO t (id, a, b) VALUES (80001, 1, 'mine')");
+    const seen = await tx.execute("SELECT last_insert_rowid() AS r, changes() AS c");
+    expect(seen.rows[0]).toMatchObject({ r: 80001, c: 1 });
+    expect(mine.lastInsertRowid).toBe(80001n);
+    await tx.commit();
+  });
+
   it("runs a write batch as one transaction: a failing statement rolls every one back", async () => {
     const ok = await db.batch(
       [

@@ -2,8 +2,7 @@
  * Adversarial reproductions against the libSQL endpoint (Hrana over HTTP v2),
  * each against `wrangler dev` with hand-written Hrana JSON. Every test asserts
  * the behaviour the endpoint promises; each once failed because of the break
- * its comment describes, and those marked `it.fails` still do. Each test uses
- * a cluster of its own.
+ * its comment describes. Each test uses a cluster of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDevServer } from "./dev-server";
