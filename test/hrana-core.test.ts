@@ -155,6 +155,34 @@ describe("statements and results", () => {
     expect(s.params).toEqual(["pos", 1n, 2n, null]);
   });
 
+  it("bind a bare name to every parameter of that name, a prefixed one to its own (as sqld)", () => {
+    const bare = toStatement(
+      {
+        sql: "SELECT :a, @a, $a",
+        named_args: [{ name: "a", value: { type: "integer", value: "7" } }],
+      },
+      new Map(),
+    );
+    expect(bare.params).toEqual([7n, 7n, 7n]);
+    const prefixed = toStatement(
+      {
+        sql: "SELECT :a, @a",
+        named_args: [
+          { name: ":a", value: { type: "integer", value: "1" } },
+          { name: "@a", value: { type: "integer", value: "2" } },
+        ],
+      },
+      new Map(),
+    );
+    expect(prefixed.params).toEqual([1n, 2n]);
+    expect(() =>
+      toStatement(
+        { sql: "SELECT :a, @a", named_args: [{ name: ":a", value: { type: "null" } }] },
+        new Map(),
+      ),
+    ).toThrow(/has no value/);
+  });
+
   it("refuse a name the statement has not, a missing value, or no SQL", () => {
     expect(() =>
       toStatement(

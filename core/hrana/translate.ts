@@ -53,18 +53,25 @@ export function toStatement(stmt: HranaStmt, stored: ReadonlyMap<number, string>
   if (named.length === 0) return { sql, params };
   const tokens = tokenize(sql);
   const numbers = parameterNumbers(tokens);
-  const byName = new Map<string, number>();
+  // As sqld binds them: a name with its prefix binds that parameter; a bare
+  // name binds every parameter of that name, whatever its prefix (`:a` and `@a`).
+  const byName = new Map<string, number[]>();
+  const add = (name: string, number: number) => {
+    const list = byName.get(name) ?? [];
+    if (!list.includes(number)) list.push(number);
+    byName.set(name, list);
+  };
   numbers.forEach((number, i) => {
     const text = tokens[i]?.text;
     if (text === undefined || text.startsWith("?")) return;
-    byName.set(text, number);
-    byName.set(text.slice(1), number);
+    add(text, number);
+    add(text.slice(1), number);
   });
   const count = Math.max(0, ...numbers.values());
   const out: (Exact | undefined)[] = Array.from({ length: count }, (_, i) => params[i]);
   named.forEach((arg, i) => {
-    const number = byName.get(arg.name);
-    if (number === undefined) {
+    const found = byName.get(arg.name);
+    if (found === undefined) {
       throw new ApiError(
         "BAD_REQUEST",
         `named_args.${i}: the statement has no parameter ${arg.name}`,
@@ -73,7 +80,8 @@ export function toStatement(stmt: HranaStmt, stored: ReadonlyMap<number, string>
         },
       );
     }
-    out[number - 1] = fromHranaValue(arg.value, `named_args.${i}`);
+    const value = fromHranaValue(arg.value, `named_args.${i}`);
+    for (const number of found) out[number - 1] = value;
   });
   const missing = out.indexOf(undefined);
   if (missing >= 0) {
