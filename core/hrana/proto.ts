@@ -33,16 +33,18 @@ export type HranaCond =
   | { type: "or"; conds: HranaCond[] }
   | { type: "is_autocommit" };
 
-export const hranaCond: z.ZodType<HranaCond> = z.lazy(() =>
-  z.discriminatedUnion("type", [
-    z.object({ type: z.literal("ok"), step: z.number().int().min(0) }),
-    z.object({ type: z.literal("error"), step: z.number().int().min(0) }),
-    z.object({ type: z.literal("not"), cond: hranaCond }),
-    z.object({ type: z.literal("and"), conds: z.array(hranaCond) }),
-    z.object({ type: z.literal("or"), conds: z.array(hranaCond) }),
-    z.object({ type: z.literal("is_autocommit") }),
-  ]),
-).meta({ id: "HranaCond", description: "A batch step's condition on earlier steps." });
+export const hranaCond: z.ZodType<HranaCond> = z
+  .lazy(() =>
+    z.discriminatedUnion("type", [
+      z.object({ type: z.literal("ok"), step: z.number().int().min(0) }),
+      z.object({ type: z.literal("error"), step: z.number().int().min(0) }),
+      z.object({ type: z.literal("not"), cond: hranaCond }),
+      z.object({ type: z.literal("and"), conds: z.array(hranaCond) }),
+      z.object({ type: z.literal("or"), conds: z.array(hranaCond) }),
+      z.object({ type: z.literal("is_autocommit") }),
+    ]),
+  )
+  .meta({ id: "HranaCond", description: "A batch step's condition on earlier steps." });
 
 export const hranaBatch = z.object({
   steps: z
