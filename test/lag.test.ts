@@ -42,11 +42,28 @@ describe("LagTracker (lag that grows until the ack, on the master's clock)", () 
     expect(lag.lagMs(1_990)).toBe(0);
   });
 
-  it("reset forgets every outstanding batch", () => {
+  it("reset empties the window, and what was sent stays behind until an ack covers it", () => {
     const lag = new LagTracker();
     lag.sent(1, 0);
-    lag.reset();
+    lag.sent(5, 50);
+    lag.reset(0);
     expect(lag.size).toBe(0);
     expect(lag.lagMs(100)).toBe(0);
+    expect(lag.behindMs(100)).toBe(100);
+    // The stream fails again and again (a stopped replica): the lag keeps growing.
+    lag.sent(9, 200);
+    lag.reset(0);
+    expect(lag.behindMs(1_000)).toBe(1_000);
+    lag.acked(5);
+    expect(lag.behindMs(1_000)).toBe(1_000);
+    lag.acked(9);
+    expect(lag.behindMs(1_000)).toBe(0);
+  });
+
+  it("a reset at the LSN a snapshot installed leaves nothing behind", () => {
+    const lag = new LagTracker();
+    lag.sent(3, 0);
+    lag.reset(10);
+    expect(lag.behindMs(500)).toBe(0);
   });
 });

@@ -168,7 +168,7 @@ export class RelayLink {
 
   /** The stream restarted (a gap, a failure, a mode change): nothing is outstanding. */
   protected forgetOutstanding(): void {
-    this.lag.reset();
+    this.lag.reset(this.ackedLsn);
     this.heldAcks.clear();
   }
 

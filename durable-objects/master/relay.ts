@@ -65,7 +65,7 @@ export class Relay extends RelayLink {
     this.generation++;
     this.sentLsn = lsn;
     this.ackedLsn = lsn;
-    this.lag.reset();
+    this.lag.reset(lsn);
     this.pump();
   }
 

@@ -386,9 +386,9 @@ export class ReplicaSet {
     }
   }
 
-  /** Grows with every read while a record is unacked; 0 when nothing is outstanding. */
+  /** Grows with every read while a record is unacked, across stream restarts; 0 when none is. */
   lagMs(entry: ReplicaEntry, now: number): number {
-    return entry.relay.lag.lagMs(now);
+    return entry.relay.lag.behindMs(now);
   }
 
   bytesBehind(entry: ReplicaEntry): number {
