@@ -25,6 +25,7 @@ app.get("/", (c) =>
       "GET|PATCH /admin/clusters/{cluster}/tunables",
       "POST /admin/clusters/{cluster}/verify",
       "GET /metrics?cluster={cluster}",
+      "GET /admin/ui (the dashboard: a static page that asks for the admin token)",
       "POST /libsql/{cluster}/v2/pipeline (libSQL: @libsql/client with URL …/libsql/{cluster}/)",
     ],
   }),
