@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   IDEMPOTENCY_KEY_REUSED: 409,
+  NOT_EMPTY: 409,
+  GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   MISCONFIGURED: 500,
   NOT_DURABLE: 503,
@@ -177,6 +179,20 @@ export class IdempotencyKeyReusedError extends ClusterError {
   }
 }
 
+export class NotEmptyError extends ClusterError {
+  constructor(message: string, init?: ErrorInit) {
+    super("NOT_EMPTY", 409, message, init);
+    this.name = "NotEmptyError";
+  }
+}
+
+export class GoneError extends ClusterError {
+  constructor(message: string, init?: ErrorInit) {
+    super("GONE", 410, message, init);
+    this.name = "GoneError";
+  }
+}
+
 export class PayloadTooLargeError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
     super("PAYLOAD_TOO_LARGE", 413, message, init);
@@ -226,6 +242,8 @@ export const ERROR_CLASSES: Record<ErrorCode, ErrorClass> = {
   FORBIDDEN: ForbiddenError,
   NOT_FOUND: NotFoundError,
   IDEMPOTENCY_KEY_REUSED: IdempotencyKeyReusedError,
+  NOT_EMPTY: NotEmptyError,
+  GONE: GoneError,
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
   MISCONFIGURED: MisconfiguredError,
   NOT_DURABLE: NotDurableError,

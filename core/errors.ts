@@ -14,6 +14,10 @@ export const ERROR_STATUS = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   IDEMPOTENCY_KEY_REUSED: 409,
+  /** An import into a cluster that already holds user objects. */
+  NOT_EMPTY: 409,
+  /** A change stream asked to start before the oldest record the log still keeps. */
+  GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   NOT_DURABLE: 503,
   UNAVAILABLE: 503,
