@@ -29,7 +29,8 @@ import { syncCaptureTriggers } from "../durable-objects/sqlite/capture";
 import { ResultBudget } from "../durable-objects/sqlite/read";
 import type { SqlNode } from "../durable-objects/sqlite/schema";
 import { Schema } from "../durable-objects/sqlite/schema";
-import { compile, prepare, runWrite } from "../durable-objects/sqlite/write";
+import { compile } from "../durable-objects/sqlite/compile";
+import { prepare, runWrite } from "../durable-objects/sqlite/write";
 import { migrate } from "../migrations";
 import type { CostRequest } from "./cost-types";
 

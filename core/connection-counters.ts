@@ -11,6 +11,7 @@
  * Calls inside stored SQL (a view's query, a trigger's body) are not
  * rewritten: SQLite runs them on the node's connection.
  */
+import { dmlShape } from "./dml-shape";
 import type { Token } from "./sql-lexer";
 import { INT64_MIN } from "./sql-value";
 
@@ -45,14 +46,20 @@ const isPunct = (token: Token | undefined, text: string) =>
  * function's name: a name (bare or quoted) followed by `(` `)`. No other
  * construct of SQLite has an empty parenthesised list after a name, so this
  * meets no table or column; a name after `.` is a qualified name, never one
- * of these functions.
+ * of these functions. In the RETURNING clause of an INSERT, last_insert_rowid()
+ * is the statement's own (SQLite moves it row by row as it inserts), so it is
+ * left to SQLite there.
  */
 export function counterCalls(tokens: readonly Token[]): Map<number, CounterCall> {
   const calls = new Map<number, CounterCall>();
+  const shape = dmlShape(tokens);
+  const inserts = shape?.kind === "INSERT" || shape?.kind === "REPLACE";
+  const ownFrom = inserts ? (shape?.returning?.keyword ?? tokens.length) : tokens.length;
   tokens.forEach((token, i) => {
     if (token.type !== "word" && token.type !== "quoted-ident") return;
     const name = token.value.toLowerCase();
     if (!FUNCTIONS.has(name)) return;
+    if (name === "last_insert_rowid" && i > ownFrom) return;
     if (isPunct(tokens[i - 1], ".")) return;
     if (!isPunct(tokens[i + 1], "(") || !isPunct(tokens[i + 2], ")")) return;
     calls.set(i, { fn: name as CounterFunction, last: i + 2 });

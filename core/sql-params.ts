@@ -178,46 +178,6 @@ export function bindBody(
   };
 }
 
-/**
- * Result column names as SQLite would give them for the statement as sent:
- * SQLite names an unaliased expression by its text, which in the body holds
- * the rewrites. Each name is looked for in the body where it covers a
- * rewrite, after the previous name's match first (columns come in the order
- * of their text, so `SELECT ?, ?` names both, each from its own).
- */
-export function originalNames(bound: BoundBody, names: readonly string[]): string[] {
-  if (bound.rewrites.length === 0) return [...names];
-  let from = 0;
-  return names.map((name) => {
-    const found = findRewritten(bound, name, from) ?? findRewritten(bound, name, 0);
-    if (found === null) return name;
-    from = found.end;
-    return found.text;
-  });
-}
-
-function findRewritten(
-  bound: BoundBody,
-  name: string,
-  from: number,
-): { text: string; end: number } | null {
-  if (name === "") return null;
-  for (let at = bound.body.indexOf(name, from); at >= 0; at = bound.body.indexOf(name, at + 1)) {
-    const end = at + name.length;
-    const inside = bound.rewrites.filter((r) => r.end > at && r.start < end);
-    if (inside.length === 0) continue;
-    if (inside.some((r) => r.start < at || r.end > end)) continue;
-    let text = "";
-    let pos = at;
-    for (const r of inside) {
-      text += bound.body.slice(pos, r.start) + r.original;
-      pos = r.end;
-    }
-    return { text: text + bound.body.slice(pos, end), end };
-  }
-  return null;
-}
-
 /** `WITH _repl_guard(x) AS (SELECT ?G)`: the CTE that carries the guard parameter. */
 export function guardCte(guard: number): string {
   return `${GUARD_CTE}(x) AS (SELECT ?${guard})`;
@@ -240,12 +200,15 @@ export function bindStatement(
 }
 
 /**
- * The guard CTE in front of the statement, merged into the statement's own
- * WITH when it has one, after EXPLAIN [QUERY PLAN] when it explains. `body` is
- * the statement text from its first token; the keywords looked at come before
- * any parameter, so their offsets in it are unchanged.
+ * Where the guard CTE goes in the body: merged into the statement's own WITH
+ * when it has one, after EXPLAIN [QUERY PLAN] when it explains. The keywords
+ * looked at come before any parameter, so their offsets in the body are those
+ * in the statement less its first token's.
  */
-function withGuard(body: string, tokens: readonly Token[], guard: number): string {
+function guardInsertion(
+  tokens: readonly Token[],
+  guard: number,
+): { at: number; text: string } | null {
   const start = tokens[0]?.start ?? 0;
   let at = 0;
   if (upper(tokens[0]) === "EXPLAIN") {
@@ -253,15 +216,44 @@ function withGuard(body: string, tokens: readonly Token[], guard: number): strin
   }
   const cte = guardCte(guard);
   const first = tokens[at];
-  if (first === undefined) return body;
+  if (first === undefined) return null;
   const offset = (token: Token) => token.start - start;
   if (upper(first) === "WITH") {
     const recursive = upper(tokens[at + 1]) === "RECURSIVE";
     const last = tokens[at + (recursive ? 1 : 0)] ?? first;
-    const end = offset(last) + last.text.length;
-    return `${body.slice(0, end)} ${cte},${body.slice(end)}`;
+    return { at: offset(last) + last.text.length, text: ` ${cte},` };
   }
-  return `${body.slice(0, offset(first))}WITH ${cte} ${body.slice(offset(first))}`;
+  return { at: offset(first), text: `WITH ${cte} ` };
+}
+
+function withGuard(body: string, tokens: readonly Token[], guard: number): string {
+  const insertion = guardInsertion(tokens, guard);
+  if (insertion === null) return body;
+  return body.slice(0, insertion.at) + insertion.text + body.slice(insertion.at);
+}
+
+/**
+ * SQLite reports where in the text it ran an error lies ("at offset N"); the
+ * text it ran is the guarded body, so the offset is mapped back to the SQL as
+ * sent (`prefix`: characters in front of the guarded statement, EXPLAIN's).
+ */
+export function sentOffset(bound: BoundBody, offset: number, prefix = 0): number {
+  let pos = offset - prefix;
+  const insertion =
+    bound.statement.syntax === "ddl" ? null : guardInsertion(bound.statement.tokens, bound.guard);
+  if (insertion !== null && pos > insertion.at) {
+    pos = Math.max(insertion.at, pos - insertion.text.length);
+  }
+  let shift = 0;
+  for (const r of bound.rewrites) {
+    if (r.start >= pos) break;
+    if (r.end > pos) {
+      pos = r.start;
+      break;
+    }
+    shift += r.end - r.start - r.original.length;
+  }
+  return Math.max(0, pos - shift) + (bound.statement.tokens[0]?.start ?? 0);
 }
 
 /** A bound parameter as a cell, to replay the statement with the same bindings. */

@@ -191,7 +191,8 @@ describe("connection counters belong to the request", () => {
     expect(results[0]?.lastRowId).toBe(4244);
     expect(results[1]?.rows).toEqual([{ r: 4244, c: 2, t: 2 }]);
     expect(results[4]?.rows).toEqual([{ r: 4244, c: 2, t: 4 }]);
-    expect(results[5]?.rows).toEqual([{ v: 4244, r: 4244 }]);
+    // In RETURNING, SQLite has already moved last_insert_rowid() to the row inserted.
+    expect(results[5]?.rows).toEqual([{ v: 4244, r: 4245 }]);
     await sameOnEveryNode(c, "SELECT id, v FROM t ORDER BY id");
   });
 

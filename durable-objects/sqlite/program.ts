@@ -269,6 +269,8 @@ class Program {
       this.out.wroteSequence ||= done.wroteSequence;
       return { ok: true, result: done.result };
     } catch (error) {
+      // What SQLite keeps of a failed statement: changes() (0 once it ran).
+      this.out.counters.changes = counters.changes;
       const mapped = asSqlError(error);
       if (!(mapped instanceof ApiError) || mapped instanceof TransactionConflict) throw error;
       // DDL that ran before the failure reloaded the schema cache.

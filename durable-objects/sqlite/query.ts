@@ -14,7 +14,7 @@ import type { Exact } from "../../core/sql-value";
 import { asObjects, ResultBudget, readExact, readRuntime } from "./read";
 import type { SqlNode } from "./schema";
 import { asSqlError } from "./sql-errors";
-import { compile } from "./write";
+import { compile } from "./compile";
 
 export type QueryRows =
   | { rows: Record<string, ApiValue>[] }
@@ -44,7 +44,7 @@ export function runQuery(
     checkQuery(facts);
     const budget = new ResultBudget();
     let result: ReturnType<typeof readExact>;
-    if (statement.syntax === "query") result = readExact(node.sql, bound, budget);
+    if (statement.syntax === "query") result = readExact(node, bound, budget);
     else {
       const run = guardedStatement(bound);
       result = readRuntime(node.sql.exec(run.sql, ...run.params), budget);

@@ -10,14 +10,14 @@
  * The OFFSET keeps SQLite from flattening the statement into the outer query,
  * which would evaluate each result expression once per use in the cell (twice
  * a random()); rows keep the statement's order, streamed, not materialised.
- * Column names come from `SELECT * FROM (<statement>) LIMIT 0`: SQLite gives
- * those the statement's own names unless two collide, when it appends ":N";
- * only then is the statement itself asked for its names.
+ * Column names are SQLite's for the statement as sent (names.ts).
  */
 import { type ApiValue, apiValueBytes, toApiValue } from "../../core/api-values";
 import { ApiError } from "../../core/errors";
-import { type BoundBody, guardCte, guardedStatement, originalNames } from "../../core/sql-params";
-import { cellSql, decodeCell } from "../../core/sql-value";
+import { type BoundBody, guardCte } from "../../core/sql-params";
+import { cellSql, decodeCell, decodeRow } from "../../core/sql-value";
+import { queryNames } from "./names";
+import type { SqlNode } from "./schema";
 
 /** Most rows one query, or one statement of an exec, returns; past it the client gets 413. */
 export const MAX_QUERY_ROWS = 10_000;
@@ -67,25 +67,9 @@ export class ResultBudget {
   }
 }
 
-function columnNames(sql: SqlStorage, bound: BoundBody): string[] {
-  const probe = `WITH ${guardCte(bound.guard)} SELECT * FROM (${bound.body}) LIMIT 0`;
-  const cursor = sql.exec(probe, ...bound.params, null);
-  const names = cursor.columnNames;
-  cursor.toArray(); // finished, so workerd can reuse the compiled probe
-  if (!names.some((name) => name.includes(":"))) return originalNames(bound, names);
-  // Renamed by SQLite (or a name with a colon of its own): the statement's own names.
-  const own = guardedStatement(bound);
-  const ownCursor = sql.exec(own.sql, ...own.params);
-  const ownNames = ownCursor.columnNames;
-  for (const _ of ownCursor.raw()) {
-    // read through to finish the statement (a fallback: names collided)
-  }
-  return originalNames(bound, ownNames);
-}
-
 /** The rows of a SELECT, VALUES or WITH statement, every value exact. */
-export function readExact(sql: SqlStorage, bound: BoundBody, budget: ResultBudget): ExactRows {
-  const columns = columnNames(sql, bound);
+export function readExact(node: SqlNode, bound: BoundBody, budget: ResultBudget): ExactRows {
+  const columns = queryNames(node, bound);
   if (columns.length === 0) return { columns, rows: [] };
   const names = columns.map((_, i) => `c${i}`);
   const cells = names.map((n) => `(${cellSql(n)})`).join(", ");
@@ -93,7 +77,7 @@ export function readExact(sql: SqlStorage, bound: BoundBody, budget: ResultBudge
     `WITH ${guardCte(bound.guard)}, _repl_q(${names.join(", ")}) AS ` +
     `(SELECT * FROM (${bound.body}) LIMIT -1 OFFSET 0) SELECT ${cells} FROM _repl_q`;
   const rows: ApiValue[][] = [];
-  for (const raw of sql.exec(wrapped, ...bound.params, null).raw()) {
+  for (const raw of node.sql.exec(wrapped, ...bound.params, null).raw()) {
     const row = raw.map((cell) => toApiValue(decodeCell(String(cell))));
     budget.take(rows.length, columns, row);
     rows.push(row);
@@ -129,30 +113,25 @@ export function readRuntime(
 }
 
 /**
- * The RETURNING rows of a write whose clause core/returning.ts extended: the
- * statement's own `width` columns give the names, the cells after them the
- * values. Read to the end even past the budget, as readRuntime is.
+ * The RETURNING rows of a write whose clause core/returning.ts rewrote: one
+ * column, each row's values as cells, `columns` named by SQLite
+ * (durable-objects/sqlite/names.ts). Read to the end even past the budget,
+ * as readRuntime is.
  */
 export function readReturning(
   cursor: SqlStorageCursor<Record<string, SqlStorageValue>>,
-  bound: BoundBody,
-  width: number,
+  columns: string[],
   budget: ResultBudget,
 ): ExactRows {
-  const names = cursor.columnNames;
-  if (names.length !== 2 * width) {
-    for (const _ of cursor.raw()) {
-      // finish the statement before its savepoint is undone
-    }
-    throw new Error(`RETURNING gave ${names.length} columns where ${2 * width} were expected`);
-  }
-  const columns = originalNames(bound, names.slice(0, width));
   const rows: ApiValue[][] = [];
   let refused: unknown = null;
   for (const raw of cursor.raw()) {
     if (refused !== null) continue;
-    const row = raw.slice(width).map((cell) => toApiValue(decodeCell(String(cell))));
+    const row = decodeRow(String(raw[0])).map((value) => toApiValue(value));
     try {
+      if (row.length !== columns.length) {
+        throw new Error(`RETURNING gave ${row.length} values where ${columns.length} were named`);
+      }
       budget.take(rows.length, columns, row);
       rows.push(row);
     } catch (error) {

@@ -38,6 +38,8 @@ export class Schema implements RootLookup {
   private loaded: Loaded | null = null;
   /** What SQLite compiled each statement text to, on this schema (write.ts compile). */
   private readonly compiled = new Map<string, ProgramFacts>();
+  /** The result column names SQLite gives each statement text, on this schema (read.ts). */
+  private readonly named = new Map<string, string[]>();
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -45,6 +47,7 @@ export class Schema implements RootLookup {
   invalidate(): void {
     this.loaded = null;
     this.compiled.clear();
+    this.named.clear();
     this.replayable = null;
     this.related = null;
   }
@@ -113,6 +116,18 @@ export class Schema implements RootLookup {
       if (!oldest.done) this.compiled.delete(oldest.value);
     }
     this.compiled.set(sql, facts);
+  }
+
+  names(sql: string): string[] | undefined {
+    return this.named.get(sql);
+  }
+
+  rememberNames(sql: string, names: string[]): void {
+    if (this.named.size >= FACTS_KEPT) {
+      const oldest = this.named.keys().next();
+      if (!oldest.done) this.named.delete(oldest.value);
+    }
+    this.named.set(sql, names);
   }
 
   /** The root page of sqlite_sequence, once an AUTOINCREMENT table made it. */

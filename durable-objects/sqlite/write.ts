@@ -14,14 +14,12 @@ import type { LogEntry, ResultFormat, Statement, StatementResult } from "../../c
 import type { RecordBudget } from "../../core/record-budget";
 import { isReservedName } from "../../core/reserved-names";
 import { rowsTooWideToMove } from "../../core/row-apply";
-import { exactReturning } from "../../core/returning";
 import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
 import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-change";
 import { imageSqlColumns, isCapturedTable, keySqlColumns } from "../../core/schema-info";
 import { quoteIdent } from "../../core/sql-lexer";
 import { type BoundBody, bindBody, encodeBindable, guardedStatement } from "../../core/sql-params";
 import { checkReplayable, checkTouched, classifyWrite, isReplayable } from "../../core/sql-policy";
-import { analyzeProgram, type ProgramFacts } from "../../core/sql-program";
 import {
   explained,
   isCreateTrigger,
@@ -38,6 +36,7 @@ import {
   takeChanges,
   takeWithCounts,
 } from "./capture";
+import { compile } from "./compile";
 import { insertedAtMaxRowid, refuseRandomRowids } from "./random-rowids";
 import {
   asObjects,
@@ -47,6 +46,7 @@ import {
   readReturning,
   readRuntime,
 } from "./read";
+import { planReturning, type ReturningPlan } from "./returning-plan";
 import type { SqlNode } from "./schema";
 
 export interface WriteOutcome {
@@ -54,22 +54,6 @@ export interface WriteOutcome {
   result: StatementResult;
   /** The statement wrote sqlite_sequence (AUTOINCREMENT): the record carries it. */
   wroteSequence: boolean;
-}
-
-/**
- * SQLite's view of a bound statement: EXPLAIN, with the same bindings. The
- * same text on the same schema compiles to the same program, so the facts are
- * kept per text until the schema changes (Schema.invalidate clears them).
- */
-export function compile(node: SqlNode, bound: BoundBody): ProgramFacts {
-  const statement = guardedStatement(bound);
-  const known = node.schema.facts(statement.sql);
-  if (known !== undefined) return known;
-  const facts = analyzeProgram([
-    ...node.sql.exec(`EXPLAIN ${statement.sql}`, ...statement.params).raw(),
-  ]);
-  node.schema.rememberFacts(statement.sql, facts);
-  return facts;
 }
 
 /**
@@ -87,18 +71,6 @@ export function prepare(
     if (isCreateTrigger(statement.tokens)) statement = singleStatement(guardTrigger(statement));
   }
   return bindBody(statement, params, counters);
-}
-
-/** The columns `RETURNING *` stands for: SQLite's own expansion of `SELECT *`. */
-function starColumns(node: SqlNode, table: string): string[] | null {
-  try {
-    const cursor = node.sql.exec(`SELECT * FROM ${quoteIdent(table)} LIMIT 0`);
-    const names = cursor.columnNames;
-    cursor.toArray();
-    return names;
-  } catch {
-    return null; // no such table: the statement's own error follows
-  }
 }
 
 /** The connection's last_insert_rowid(), to tell whether the next INSERT set it. */
@@ -165,9 +137,8 @@ export function runWrite(
   const { statementMinRows, record } = limits;
   const prepared = prepare(statement.sql, statement.params, counters);
   const explains = prepared.statement.syntax === "explain";
-  const returning = explains ? null : exactReturning(prepared, (t) => starColumns(node, t));
-  const bound = returning === null ? prepared : { ...prepared, body: returning.body };
-  const extended = returning === null ? null : { named: prepared, width: returning.width };
+  const returning = planReturning(node, prepared);
+  const bound = returning?.bound ?? prepared;
   const facts = compile(
     node,
     explains ? bindBody(explained(bound.statement), statement.params, counters) : bound,
@@ -181,8 +152,8 @@ export function runWrite(
   if (kind === "read") {
     const rows =
       bound.statement.syntax === "query"
-        ? readExact(node.sql, bound, budget)
-        : runGuarded(node, bound, budget, extended);
+        ? readExact(node, bound, budget)
+        : runGuarded(node, bound, budget, returning);
     const out = result({ rowsWritten: 0, lastRowId: null }, rows, format);
     return { entry: null, result: out, wroteSequence: false };
   }
@@ -206,7 +177,9 @@ export function runWrite(
   };
   if (kind === "sql") checkReplayable(facts, replay);
   const rowidBefore = facts.setsLastRowId ? connectionRowid(node) : null;
-  const rows = runGuarded(node, bound, budget, extended);
+  // A DML statement that fails once running leaves changes() at 0, as SQLite does.
+  counters.changes = 0;
+  const rows = runGuarded(node, bound, budget, returning);
   const taken = facts.writesVirtualTable
     ? countThenTake(node.sql, record)
     : takeWithCounts(node.sql, record);
@@ -275,22 +248,19 @@ function refuseWideMoves(node: SqlNode, changes: readonly Change[]): void {
   }
 }
 
-/**
- * Runs the statement. `extended`: core/returning.ts extended its RETURNING
- * clause by `width` cells; `named` is the statement before that.
- */
+/** Runs the statement; `returning`: its RETURNING clause was rewritten for exact rows. */
 function runGuarded(
   node: SqlNode,
   bound: BoundBody,
   budget: ResultBudget,
-  extended: { named: BoundBody; width: number } | null,
+  returning: ReturningPlan | null,
 ): ExactRows | null {
   const run = guardedStatement(bound);
   const cursor = node.sql.exec(run.sql, ...run.params);
   const rows =
-    extended === null
+    returning === null
       ? readRuntime(cursor, budget)
-      : readReturning(cursor, extended.named, extended.width, budget);
+      : readReturning(cursor, returning.names, budget);
   return rows.columns.length === 0 ? null : rows;
 }
 
