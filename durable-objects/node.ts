@@ -26,6 +26,7 @@ import type {
 } from "../core/protocol";
 import { FIRST_MASTER, NOT_MASTER, parseNodeName } from "../core/members";
 import { migrate } from "../migrations";
+import { type ChangesPage, type ChangesRequest, readChanges } from "./change-feed";
 import { directoryStub } from "./directory";
 import { promoteWithoutMaster } from "./failover";
 import { MasterRole } from "./master/role";
@@ -320,6 +321,18 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
 
   async rewindRelay(cluster: string, id: string, lsn: number) {
     return this.master().faults.rewindRelay(cluster, id, lsn);
+  }
+
+  /** The change stream's next page from this node's log (change-feed.ts). */
+  async changes(request: ChangesRequest): Promise<ChangesPage> {
+    const role = this.current();
+    let acknowledged: number | string;
+    if (role.kind === "master") {
+      role.core.ensureCluster(request.cluster);
+      acknowledged = role.core.strongReads.current();
+    } else acknowledged = role.acknowledgedThrough();
+    if (typeof acknowledged === "string") return { kind: "unavailable", reason: acknowledged };
+    return readChanges(this.node, this.store, request, acknowledged);
   }
 
   // ------------------------------------------------------------ replica

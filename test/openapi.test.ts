@@ -211,7 +211,9 @@ describe("the libSQL routes", () => {
 
 describe("what the document says is valid, the server accepts", () => {
   const cluster = freshCluster("openapi");
-  const data = () => operations().filter((o) => o.path.startsWith("/v1/"));
+  /** The data routes that take a body (the change stream, a GET, has its own tests). */
+  const data = () =>
+    operations().filter((o) => o.path.startsWith("/v1/") && o.op.requestBody !== undefined);
 
   /** The route's path for `cluster`, other parameters from their schema's example. */
   function concrete(path: string, op: Operation): string {

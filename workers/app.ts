@@ -6,6 +6,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { ApiError } from "../core/errors";
 import { errorResponse, toApiError } from "./errors";
 import { admin } from "./routes/admin";
+import { changes } from "./routes/changes";
 import { data } from "./routes/data";
 import { libsql } from "./routes/libsql";
 import { metrics } from "./routes/metrics";
@@ -21,6 +22,7 @@ app.get("/", (c) =>
       "POST /v1/clusters/{cluster}/exec",
       "POST /v1/clusters/{cluster}/tables/{table}/rows",
       "POST /v1/clusters/{cluster}/query",
+      "GET /v1/clusters/{cluster}/changes?from={lsn} (Server-Sent Events)",
       "GET /admin/clusters/{cluster}/status",
       "GET|PATCH /admin/clusters/{cluster}/tunables",
       "POST /admin/clusters/{cluster}/verify",
@@ -32,6 +34,7 @@ app.get("/", (c) =>
 );
 
 app.route("/v1/clusters", data);
+app.route("/v1/clusters", changes);
 app.route("/admin/clusters", admin);
 app.route("/metrics", metrics);
 app.route("/libsql", libsql);

@@ -26,6 +26,11 @@ export class ReplicaReadGate {
     this.barrier.advance(request.commitPoint);
   }
 
+  /** The highest commit point the master has sent. */
+  get commitPoint(): number {
+    return this.barrier.commitPoint;
+  }
+
   dropLease(): void {
     this.leaseUntil = 0;
   }

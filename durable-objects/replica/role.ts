@@ -314,12 +314,8 @@ export class ReplicaRole {
   async replicaQuery(request: QueryRequest, servedBy: string): Promise<ReplicaQueryOutcome> {
     this.acks.drain();
     this.acks.flush();
-    if (this.fault.stopped) return { kind: "redirect", reason: "replica stopped" };
-    if (this.identity === "") return { kind: "redirect", reason: "replica not initialised" };
-    if (this.rebuilding) return { kind: "redirect", reason: "replica rebuilding from a snapshot" };
-    if (this.diverged !== null) {
-      return { kind: "redirect", reason: `replica diverged at LSN ${this.diverged.lsn}` };
-    }
+    const cannot = this.cannotServe();
+    if (cannot !== null) return { kind: "redirect", reason: cannot };
     const strong = request.consistency === "strong";
     if (strong && !this.strongReads.leaseValid(Date.now())) {
       return { kind: "redirect", reason: "no valid lease" };
@@ -414,6 +410,24 @@ export class ReplicaRole {
     const until = Date.now() + waitMs;
     while (this.appliedLsn < atLsn && Date.now() < until) await sleep(20);
     return nodeChecksums(this.node, node, this.appliedLsn);
+  }
+
+  /** Why this replica may serve no read now, or null. */
+  private cannotServe(): string | null {
+    if (this.fault.stopped) return "replica stopped";
+    if (this.identity === "") return "replica not initialised";
+    if (this.rebuilding) return "replica rebuilding from a snapshot";
+    if (this.diverged !== null) return `replica diverged at LSN ${this.diverged.lsn}`;
+    return null;
+  }
+
+  /**
+   * How far this replica's log holds commits the cluster acknowledged (the
+   * change stream's bound): its applied LSN, but not past the commit point the
+   * master sent. A string when it may serve nothing.
+   */
+  acknowledgedThrough(): number | string {
+    return this.cannotServe() ?? Math.min(this.appliedLsn, this.strongReads.commitPoint);
   }
 
   async appliedPosition(): Promise<{ appliedLsn: number; stopped: boolean }> {

@@ -1,0 +1,63 @@
+/**
+ * The change stream's page on one node, master or replica: the log records
+ * after an LSN that the cluster has acknowledged, as events. A record is
+ * acknowledged once the commit point (every coherent replica's ack) has
+ * passed it; on a replica, once the commit point the master sent has, and
+ * only as far as it has applied. What either serves is the same record: every
+ * node keeps the master's log, record for record.
+ */
+import { type ChangeEvent, changeEvent, type TableNames } from "../core/change-events";
+import type { NodeStore } from "./node-store";
+import type { SqlNode } from "./sqlite/schema";
+
+export interface ChangesRequest {
+  cluster: string;
+  /** Events after this LSN (the last one the client has). */
+  after: number;
+  limit: number;
+  maxBytes: number;
+  /** Only these tables' row changes; null for everything. */
+  tables: string[] | null;
+}
+
+export type ChangesPage =
+  | {
+      kind: "events";
+      events: ChangeEvent[];
+      /** The last LSN looked at: the next page starts after it. */
+      scanned: number;
+      /** The highest LSN this node knows acknowledged. */
+      acknowledged: number;
+    }
+  /** The records after `after` are gone from this node's log: it starts after `truncatedThrough`. */
+  | { kind: "gone"; truncatedThrough: number }
+  | { kind: "unavailable"; reason: string };
+
+export function readChanges(
+  node: SqlNode,
+  store: NodeStore,
+  request: ChangesRequest,
+  acknowledged: number,
+): ChangesPage {
+  const truncatedThrough = store.truncatedThrough();
+  if (request.after < truncatedThrough) return { kind: "gone", truncatedThrough };
+  const tables = request.tables === null ? null : new Set(request.tables);
+  const namesOf = (name: string): TableNames | undefined => {
+    const table = node.schema.table(name);
+    if (table === undefined) return undefined;
+    const key = table.key.kind === "rowid" ? [table.key.aliasColumn ?? "rowid"] : table.key.columns;
+    return { key, image: table.key.kind === "rowid" ? [...key, ...table.columns] : table.columns };
+  };
+  const events: ChangeEvent[] = [];
+  let scanned = request.after;
+  if (request.after < acknowledged) {
+    const limit = Math.min(request.limit, acknowledged - request.after);
+    for (const record of store.readLog(request.after + 1, limit, request.maxBytes)) {
+      if (record.lsn > acknowledged) break;
+      const event = changeEvent(record, namesOf, tables);
+      if (event !== null) events.push(event);
+      scanned = record.lsn;
+    }
+  }
+  return { kind: "events", events, scanned, acknowledged };
+}
