@@ -1,8 +1,9 @@
 /**
  * What the libSQL endpoint costs next to the HTTP API, measured side by side
  * in one run against `wrangler dev` (collector off): single-row inserts and
- * strong reads by `@libsql/client` against `fetch` to /exec and /query, in
- * alternating rounds; and an interactive transaction of k inserts against a
+ * strong reads by `@libsql/client` against `fetch` to /exec and /query, and
+ * inserts with an exact `RETURNING *` against plain ones, in alternating
+ * rounds; and an interactive transaction of k inserts against a
  * batch of the same k (each request of a transaction re-runs it so far).
  *
  *   node bench/libsql.ts [--clients 8] [--seconds 5] [--rounds 3]
@@ -68,6 +69,12 @@ const ops: Record<string, Op> = {
   "insert libSQL": async (c, i) => {
     await db.execute({ sql: "INSERT INTO t VALUES (?, ?, 'l')", args: [BigInt(c), BigInt(i)] });
   },
+  "insert libSQL RETURNING *": async (c, i) => {
+    await db.execute({
+      sql: "INSERT INTO t VALUES (?, ?, 'l') RETURNING *",
+      args: [BigInt(c), BigInt(i)],
+    });
+  },
   "strong read /query": () => api("query", { sql: "SELECT v FROM r WHERE k = 1" }),
   "strong read libSQL": async () => {
     await db.execute("SELECT v FROM r WHERE k = 1");
@@ -107,6 +114,9 @@ const ratio = (a: string, b: string) =>
   (median(results.get(a)?.perSecond ?? [0]) / median(results.get(b)?.perSecond ?? [1])).toFixed(2);
 console.log(
   `\nlibSQL/HTTP API: inserts ${ratio("insert libSQL", "insert /exec")}x, strong reads ${ratio("strong read libSQL", "strong read /query")}x`,
+);
+console.log(
+  `exact RETURNING * / plain insert (both libSQL): ${ratio("insert libSQL RETURNING *", "insert libSQL")}x`,
 );
 
 console.log("\n| k inserts | interactive transaction ms (p50) | batch ms (p50) | ratio |");
