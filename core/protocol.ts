@@ -189,8 +189,19 @@ export interface SnapshotPlan {
   /** Byte position of the master's log after `lsn`, and the term of record `lsn`: the installed log starts there. */
   logEnd: number;
   lastTerm: number;
-  /** Tables in install order; `shadow` holds their images. */
-  tables: { name: string; shadow: string }[];
+  /**
+   * Tables in install order; `shadow` holds their images. For exports, as the
+   * schema was at `lsn`: `columns`, the images' columns as SQL (schema-info.ts
+   * imageSqlColumns); `parents`, the tables its foreign keys name; `parentKeys`,
+   * its UNIQUE indexes that some foreign key needs as its parent key.
+   */
+  tables: {
+    name: string;
+    shadow: string;
+    columns: string[];
+    parents: string[];
+    parentKeys: string[];
+  }[];
   /** User objects to create, tables first, then indexes, views and triggers. */
   objects: { type: string; name: string; sql: string }[];
   /** sqlite_sequence rows (seq as a cell). */

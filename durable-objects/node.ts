@@ -415,4 +415,22 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   appliedPosition() {
     return this.replica().appliedPosition();
   }
+
+  // ------------------------------------------------------------ backup
+
+  async exportBegin(cluster: string) {
+    return this.master().exports.begin(cluster);
+  }
+
+  async exportPage(cluster: string, id: string, table: number, after: number) {
+    return this.master().exports.page(cluster, id, table, after);
+  }
+
+  async exportEnd(cluster: string, id: string) {
+    return this.master().exports.end(cluster, id);
+  }
+
+  async importBatch(request: Parameters<MasterRole["writes"]["importBatch"]>[0]) {
+    return this.master().writes.importBatch(request);
+  }
 }

@@ -26,6 +26,8 @@ app.get("/", (c) =>
       "GET /admin/clusters/{cluster}/status",
       "GET|PATCH /admin/clusters/{cluster}/tunables",
       "POST /admin/clusters/{cluster}/verify",
+      "GET /admin/clusters/{cluster}/export (a SQL dump at one LSN)",
+      "POST /admin/clusters/{cluster}/import (a dump, into an empty cluster)",
       "GET /metrics?cluster={cluster}",
       "GET /admin/ui (the dashboard: a static page that asks for the admin token)",
       "POST /libsql/{cluster}/v2/pipeline (libSQL: @libsql/client with URL …/libsql/{cluster}/)",

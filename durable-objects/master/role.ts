@@ -4,13 +4,14 @@
  * relay per replica, and answers a commit only when every replica of its wait
  * set has acked it (full sync). Its parts: the state and wiring (core.ts), the
  * write path (writes.ts), the admin side (admin.ts), the fault routes
- * (faults.ts) and the timed jobs (jobs.ts).
+ * (faults.ts), exports (exports.ts) and the timed jobs (jobs.ts).
  */
 import type { NodeStore } from "../node-store";
 import { ensureMasterFlag } from "../sqlite/apply";
 import type { SqlNode } from "../sqlite/schema";
 import { MasterAdmin } from "./admin";
 import { MasterCore } from "./core";
+import { MasterExports } from "./exports";
 import { MasterFaults } from "./faults";
 import { MasterHandover } from "./handover";
 import { runJob } from "./jobs";
@@ -23,6 +24,7 @@ export class MasterRole {
   readonly admin: MasterAdmin;
   readonly faults: MasterFaults;
   readonly handover: MasterHandover;
+  readonly exports: MasterExports;
 
   /** Builds the role on a node's storage; call inside blockConcurrencyWhile. */
   constructor(
@@ -40,6 +42,7 @@ export class MasterRole {
     this.admin = new MasterAdmin(this.core);
     this.faults = new MasterFaults(this.core);
     this.handover = new MasterHandover(this.core);
+    this.exports = new MasterExports(this.core);
     this.core.load();
   }
 

@@ -8,16 +8,19 @@
  * at exactly one LSN while writes go on. `chunk` pages images out by position
  * and by bytes. A failed stream keeps the shadows, so the retry resumes where
  * the replica's staging stopped instead of copying everything again; they go
- * when every replica that used them is done, or when the log no longer holds
- * the records after their LSN (`abandon`).
+ * when every replica (or export) that used them is done, or when the log no
+ * longer holds the records after their LSN (`abandon`). An export reads the
+ * same shadows (master/exports.ts), with the layout `take` records for it.
  */
 
 import type { SnapshotPlan } from "../../core/protocol";
 import { isUserName } from "../../core/reserved-names";
+import { imageSqlColumns } from "../../core/schema-info";
 import { quoteIdent } from "../../core/sql-lexer";
 import { readSequence } from "../sqlite/apply";
 import { isCaptureTrigger } from "../sqlite/capture";
 import { imagesSql } from "../sqlite/checksums";
+import { tableLayouts } from "../sqlite/dump-layout";
 import { readFts5Settings } from "../sqlite/fts5-settings";
 import type { SqlNode } from "../sqlite/schema";
 
@@ -67,17 +70,27 @@ export class SnapshotSource {
     const { sql, schema } = this.node;
     return this.storage.transactionSync(() => {
       this.dropLeftovers();
-      const tables: SnapshotPlan["tables"] = [];
+      const copied: { name: string; shadow: string; columns: string[] }[] = [];
       for (const table of schema.tables().values()) {
         const select = imagesSql(this.node, table.name);
         if (select === null) continue;
         // Every virtual table kept is an fts5 table holding its own rows
         // (schema-info.ts): its rows are copied like any table's.
-        const shadow = `${SHADOW_PREFIX}${tables.length}`;
+        const shadow = `${SHADOW_PREFIX}${copied.length}`;
         sql.exec(`CREATE TABLE ${quoteIdent(shadow)} (pos INTEGER PRIMARY KEY, img TEXT NOT NULL)`);
         sql.exec(`INSERT INTO ${quoteIdent(shadow)} (img) ${select}`);
-        tables.push({ name: table.name, shadow });
+        copied.push({ name: table.name, shadow, columns: imageSqlColumns(table) });
       }
+      // What an export needs besides the rows, as the schema is now (dump-layout.ts).
+      const layouts = tableLayouts(
+        this.node,
+        copied.map((t) => t.name),
+      );
+      const tables: SnapshotPlan["tables"] = copied.map((t, i) => ({
+        ...t,
+        parents: layouts[i]?.parents ?? [],
+        parentKeys: layouts[i]?.parentKeys ?? [],
+      }));
       const objects = schema
         .objects()
         .filter((o) => o.sql !== null && isUserName(o.name) && isUserName(o.tblName))
@@ -127,6 +140,25 @@ export class SnapshotSource {
   check(id: string): void {
     if (this.plan?.id !== id)
       throw new Error(`snapshot ${id} was abandoned: the log passed its LSN`);
+  }
+
+  /** Rows in each table of snapshot `id`, in plan order. */
+  rowCounts(id: string): number[] {
+    this.check(id);
+    return (this.plan?.tables ?? []).map((t) =>
+      Number(
+        this.node.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${quoteIdent(t.shadow)}`).one()
+          .n,
+      ),
+    );
+  }
+
+  /**
+   * A user of snapshot `id` is done with it; nothing if that snapshot is gone
+   * (abandoned, and perhaps another taken since, whose users are not this one's).
+   */
+  releaseIf(id: string): void {
+    if (this.plan?.id === id) this.release();
   }
 
   /** A replica is done with the snapshot (installed it, or gave it up for good). */

@@ -23,7 +23,9 @@ import type {
 import { runQuery } from "../sqlite/query";
 import { asSqlError } from "../sqlite/sql-errors";
 import type { ProgramRequest, ProgramResponse } from "../../core/hrana/program";
+import type { ImportBatchRequest, ImportBatchResponse } from "../../core/backup-protocol";
 import { commitLocal } from "./commit";
+import { commitImport } from "./import-commit";
 import { commitProgram } from "./program-commit";
 import type { MasterCore } from "./core";
 import { asAck } from "./relay-host";
@@ -78,6 +80,34 @@ export class MasterWrites {
         await this.core.strongReads.settle(this.core.lsn, readAt);
       }
       return result;
+    } catch (error) {
+      const mapped = asSqlError(error);
+      if (mapped instanceof ApiError) return this.failed(mapped);
+      throw error;
+    }
+  }
+
+  /**
+   * One batch of an import (import-commit.ts): a commit like exec's, through
+   * the same slots, saved results and waiter, under the batch's own key.
+   */
+  async importBatch(request: ImportBatchRequest): Promise<Result<ImportBatchResponse>> {
+    try {
+      return await this.write(request.cluster, request.key, request.requestHash, () => {
+        const done = commitImport(this.core.ctx.storage, this.core.node, this.core.store, {
+          lsn: this.core.lsn + 1,
+          term: this.core.term,
+          logEnd: this.core.logEnd,
+          key: request.key,
+          requestHash: request.requestHash,
+          statementMinRows: this.core.tunables.replicate_statement_min_rows,
+          recordMaxBytes: this.core.tunables.log_record_max_bytes,
+          first: request.first,
+          items: request.items,
+        });
+        if (done.record === null) return { response: done.response, plain: true, bytes: 0 };
+        return this.committed(done.record, done.bytes, done.response, done.responseBytes);
+      });
     } catch (error) {
       const mapped = asSqlError(error);
       if (mapped instanceof ApiError) return this.failed(mapped);

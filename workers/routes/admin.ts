@@ -1,7 +1,8 @@
 /**
  * The admin plane: status, tunables, verify, membership and promotion (the
- * fault routes are in faults.ts). Each route is served and described in one
- * call (workers/openapi/route.ts), bodies validated with workers/schemas/admin.ts.
+ * fault routes are in faults.ts, export and import in backup.ts). Each route
+ * is served and described in one call (workers/openapi/route.ts), bodies
+ * validated with workers/schemas/admin.ts.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { ApiError, type Result } from "../../core/errors";
@@ -34,6 +35,7 @@ import {
 import { clusterParams } from "../schemas/data";
 import { faults } from "./faults";
 
+import { backup } from "./backup";
 export const admin = new OpenAPIHono<FrontDoor>();
 
 admin.use("*", requireToken("admin"));
@@ -278,5 +280,6 @@ serve(
   },
 );
 
-// The fault routes, behind the same admin token.
+// The fault routes and the backup routes, behind the same admin token.
 admin.route("/", faults);
+admin.route("/", backup);
