@@ -25,12 +25,14 @@ export function compareBookmarks(a: string, b: string): number | null {
 }
 
 /**
- * The bookmark to keep after a write answered with `next`. One in a format
- * this client cannot read (a newer server) wins: the server made it last, and
- * sending a bookmark the server understands is better than sending an old one.
+ * The bookmark to keep after taking in `next` (a write's answer, noteBookmark,
+ * the `bookmark` option): the one with the higher LSN. One this client cannot
+ * read (empty, truncated, another format) is ignored: it cannot be compared,
+ * and letting it replace the one held would throw away the client's own newer
+ * writes, so that its next "bookmark" read is refused or misses them.
  */
-export function laterBookmark(current: string | undefined, next: string): string {
+export function laterBookmark(current: string | undefined, next: string | undefined) {
+  if (next === undefined || bookmarkLsn(next) === null) return current;
   if (current === undefined) return next;
-  const order = compareBookmarks(current, next);
-  return order === null || order < 0 ? next : current;
+  return (compareBookmarks(current, next) ?? 1) < 0 ? next : current;
 }

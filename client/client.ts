@@ -32,7 +32,8 @@ export interface ClientOptions extends RequesterOptions {
   adminToken?: string;
   /**
    * A bookmark from earlier (another client, a previous request of the same
-   * user), so the first "bookmark" read already sees those writes.
+   * user), so the first "bookmark" read already sees those writes; ignored if
+   * this client cannot read it.
    */
   bookmark?: string;
   /** Makes each write's Idempotency-Key (default crypto.randomUUID()). */
@@ -69,7 +70,7 @@ export class DosqliteClient {
     this.requester = new Requester(options);
     this.token = options.token ?? options.adminToken;
     this.newKey = options.newIdempotencyKey ?? (() => crypto.randomUUID());
-    this.highest = options.bookmark;
+    this.highest = laterBookmark(undefined, options.bookmark);
     this.admin = new AdminClient(this.requester, this.cluster, options.adminToken ?? options.token);
   }
 
@@ -78,7 +79,10 @@ export class DosqliteClient {
     return this.highest;
   }
 
-  /** Takes in a bookmark from elsewhere; the highest one is kept. */
+  /**
+   * Takes in a bookmark from elsewhere; the highest one is kept, and one this
+   * client cannot read ("", a truncated cookie) is ignored.
+   */
   noteBookmark(bookmark: string): void {
     this.highest = laterBookmark(this.highest, bookmark);
   }

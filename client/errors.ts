@@ -41,6 +41,8 @@ const RETRYABLE_CODES: ReadonlySet<string> = new Set([
 ]);
 
 export interface ErrorInit {
+  /** The HTTP status the answer came with; by default the status of the class's code. */
+  status?: number;
   details?: Record<string, unknown>;
   /** What Retry-After asked for, in milliseconds. */
   retryAfterMs?: number;
@@ -111,119 +113,129 @@ export class UnexpectedResponseError extends ClusterError {
 
 export class BadRequestError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("BAD_REQUEST", 400, message, init);
+    super("BAD_REQUEST", init?.status ?? ERROR_STATUS.BAD_REQUEST, message, init);
     this.name = "BadRequestError";
   }
 }
 
 export class InvalidSqlError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("INVALID_SQL", 400, message, init);
+    super("INVALID_SQL", init?.status ?? ERROR_STATUS.INVALID_SQL, message, init);
     this.name = "InvalidSqlError";
   }
 }
 
 export class NonDeterministicError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("NON_DETERMINISTIC", 400, message, init);
+    super("NON_DETERMINISTIC", init?.status ?? ERROR_STATUS.NON_DETERMINISTIC, message, init);
     this.name = "NonDeterministicError";
   }
 }
 
 export class ReservedNameError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("RESERVED_NAME", 400, message, init);
+    super("RESERVED_NAME", init?.status ?? ERROR_STATUS.RESERVED_NAME, message, init);
     this.name = "ReservedNameError";
   }
 }
 
 export class UnknownTunableError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("UNKNOWN_TUNABLE", 400, message, init);
+    super("UNKNOWN_TUNABLE", init?.status ?? ERROR_STATUS.UNKNOWN_TUNABLE, message, init);
     this.name = "UnknownTunableError";
   }
 }
 
 export class InvalidTunableValueError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("INVALID_TUNABLE_VALUE", 400, message, init);
+    super(
+      "INVALID_TUNABLE_VALUE",
+      init?.status ?? ERROR_STATUS.INVALID_TUNABLE_VALUE,
+      message,
+      init,
+    );
     this.name = "InvalidTunableValueError";
   }
 }
 
 export class UnauthorizedError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("UNAUTHORIZED", 401, message, init);
+    super("UNAUTHORIZED", init?.status ?? ERROR_STATUS.UNAUTHORIZED, message, init);
     this.name = "UnauthorizedError";
   }
 }
 
 export class ForbiddenError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("FORBIDDEN", 403, message, init);
+    super("FORBIDDEN", init?.status ?? ERROR_STATUS.FORBIDDEN, message, init);
     this.name = "ForbiddenError";
   }
 }
 
 export class NotFoundError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("NOT_FOUND", 404, message, init);
+    super("NOT_FOUND", init?.status ?? ERROR_STATUS.NOT_FOUND, message, init);
     this.name = "NotFoundError";
   }
 }
 
 export class IdempotencyKeyReusedError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("IDEMPOTENCY_KEY_REUSED", 409, message, init);
+    super(
+      "IDEMPOTENCY_KEY_REUSED",
+      init?.status ?? ERROR_STATUS.IDEMPOTENCY_KEY_REUSED,
+      message,
+      init,
+    );
     this.name = "IdempotencyKeyReusedError";
   }
 }
 
 export class NotEmptyError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("NOT_EMPTY", 409, message, init);
+    super("NOT_EMPTY", init?.status ?? ERROR_STATUS.NOT_EMPTY, message, init);
     this.name = "NotEmptyError";
   }
 }
 
 export class GoneError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("GONE", 410, message, init);
+    super("GONE", init?.status ?? ERROR_STATUS.GONE, message, init);
     this.name = "GoneError";
   }
 }
 
 export class PayloadTooLargeError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("PAYLOAD_TOO_LARGE", 413, message, init);
+    super("PAYLOAD_TOO_LARGE", init?.status ?? ERROR_STATUS.PAYLOAD_TOO_LARGE, message, init);
     this.name = "PayloadTooLargeError";
   }
 }
 
 export class MisconfiguredError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("MISCONFIGURED", 500, message, init);
+    super("MISCONFIGURED", init?.status ?? ERROR_STATUS.MISCONFIGURED, message, init);
     this.name = "MisconfiguredError";
   }
 }
 
 export class NotDurableError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("NOT_DURABLE", 503, message, init);
+    super("NOT_DURABLE", init?.status ?? ERROR_STATUS.NOT_DURABLE, message, init);
     this.name = "NotDurableError";
   }
 }
 
 export class UnavailableError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("UNAVAILABLE", 503, message, init);
+    super("UNAVAILABLE", init?.status ?? ERROR_STATUS.UNAVAILABLE, message, init);
     this.name = "UnavailableError";
   }
 }
 
 export class CommitTimeoutError extends ClusterError {
   constructor(message: string, init?: ErrorInit) {
-    super("COMMIT_TIMEOUT", 504, message, init);
+    super("COMMIT_TIMEOUT", init?.status ?? ERROR_STATUS.COMMIT_TIMEOUT, message, init);
     this.name = "CommitTimeoutError";
   }
 }
@@ -282,7 +294,9 @@ export function errorFromResponse(
     code: string;
     message: string;
   };
-  const init: ErrorInit = { details, retryAfterMs };
+  // The status of the answer, not of the code's class: a proxy's 502 carrying the API's
+  // UNAVAILABLE body is reported as the 502 it was.
+  const init: ErrorInit = { status, details, retryAfterMs };
   if (isErrorCode(code)) return new ERROR_CLASSES[code](message, init);
   return new ClusterError(code, status, message, init);
 }

@@ -4,8 +4,8 @@
  *
  * Those that set a state (stop, start, connect, partition, message faults,
  * ...) are retried like any setting. Those that act once per call (crash the
- * master or a replica, lose the master) are sent once unless the call passes
- * `retry`: after a lost answer, a retry would crash or lose again.
+ * master or a replica, lose the master, tamper with a replica) are sent once
+ * unless the call passes `retry`: after a lost answer, a retry would act again.
  */
 import type { AdminCall, CallOptions } from "./requester.ts";
 import type { MessageFaultConfig } from "./types.ts";
@@ -87,6 +87,18 @@ export class FaultClient {
     options: CallOptions = {},
   ): Promise<{ id: string; midBatch: boolean }> {
     return this.call("POST", `/replicas/${member(id)}/crash`, false, options, crash);
+  }
+
+  /**
+   * Runs `sql` on the replica behind the log's back, so that it should be found
+   * diverged and rebuilt. SQL that SQLite refuses is an InvalidSqlError.
+   */
+  tamperReplica(
+    id: string,
+    sql: string,
+    options: CallOptions = {},
+  ): Promise<{ id: string; tampered: true }> {
+    return this.call("POST", `/replicas/${member(id)}/tamper`, false, options, { sql });
   }
 
   /** Seeded drops, delays, duplicates and reorders of the master's messages; `{}` heals. */

@@ -52,8 +52,12 @@ describe("client bookmarks", () => {
     expect(laterBookmark(b, a)).toBe(b);
     expect(laterBookmark(a, b)).toBe(b);
     expect(laterBookmark(undefined, a)).toBe(a);
-    // A format from a newer server replaces what the client held.
-    expect(laterBookmark(b, "b2.xyz")).toBe("b2.xyz");
+    // One it cannot read never replaces one it holds, and is not taken in at all.
+    for (const unreadable of ["b2.xyz", "", "b1.", "b1.!", "B1.10"]) {
+      expect(laterBookmark(b, unreadable), unreadable).toBe(b);
+    }
+    expect(laterBookmark(undefined, "")).toBeUndefined();
+    expect(laterBookmark(b, undefined)).toBe(b);
   });
 
   it("keeps the highest bookmark its writes returned, whatever order they answer in, and reads with it", async () => {

@@ -54,10 +54,43 @@ describe("LagTracker (lag that grows until the ack, on the master's clock)", () 
     lag.sent(9, 200);
     lag.reset(0);
     expect(lag.behindMs(1_000)).toBe(1_000);
+    // An ack of 5 leaves records 6-9, first sent at 200.
     lag.acked(5);
-    expect(lag.behindMs(1_000)).toBe(1_000);
+    expect(lag.behindMs(1_000)).toBe(800);
     lag.acked(9);
     expect(lag.behindMs(1_000)).toBe(0);
+  });
+
+  it("records due and unsent (position unknown, stream down) count from when they became due", () => {
+    const lag = new LagTracker();
+    // A restarted master: nothing sent, a record due at 100 that the replica never acks.
+    lag.due(3, 100);
+    expect(lag.lagMs(900)).toBe(0);
+    expect(lag.behindMs(900)).toBe(800);
+    // More records due later keep the first time; a record resent after a restart too.
+    lag.due(5, 400);
+    lag.sent(5, 500);
+    expect(lag.behindMs(900)).toBe(800);
+    lag.acked(3);
+    expect(lag.behindMs(900)).toBe(500);
+    lag.acked(5);
+    expect(lag.behindMs(900)).toBe(0);
+  });
+
+  it("keeps a bounded list across many restarts, never under-stating the lag", () => {
+    const lag = new LagTracker();
+    for (let i = 1; i <= 500; i++) {
+      lag.sent(i, i * 10);
+      lag.reset(0);
+    }
+    expect(lag.behindMs(10_000)).toBe(10_000 - 10);
+    // The oldest are kept exactly: an ack of 40 leaves 41, first sent at 410.
+    lag.acked(40);
+    expect(lag.behindMs(10_000)).toBe(10_000 - 410);
+    lag.acked(250);
+    expect(lag.behindMs(10_000)).toBeGreaterThanOrEqual(10_000 - 2_510);
+    lag.acked(500);
+    expect(lag.behindMs(10_000)).toBe(0);
   });
 
   it("a reset at the LSN a snapshot installed leaves nothing behind", () => {

@@ -1,16 +1,17 @@
 /// <reference types="vite/client" />
 /**
- * GET /metrics read back by a Prometheus text parser (prom2javascript, which
- * keeps every series' labels, histograms' included): each metric
+ * GET /metrics read back by a Prometheus text parser (parse-prometheus-text-format,
+ * through test/prometheus-text.ts, which keeps every series' labels, histograms'
+ * included): each metric
  * docs/operations.md lists is there with the type and the label set the doc
  * gives (read from the doc's table, so either side drifting fails), every
  * series the master renders is one the doc lists, and a replica's lag grows
  * across two scrapes while its ack is outstanding.
  */
-import { getMetricsFromIterator, type PromMetrics } from "prom2javascript";
 import { describe, expect, it } from "vitest";
 import operations from "../docs/operations.md?raw";
 import { call, exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
+import { type Family, parseMetrics, type Scrape } from "./prometheus-text";
 
 interface DocMetric {
   name: string;
@@ -38,7 +39,7 @@ function docMetrics(): DocMetric[] {
     }));
 }
 
-async function scrape(cluster: string): Promise<PromMetrics> {
+async function scrape(cluster: string): Promise<Scrape> {
   const { exports } = await import("cloudflare:workers");
   const res = await exports.default.fetch(
     new Request(`http://cluster.test/metrics?cluster=${cluster}`, {
@@ -47,16 +48,16 @@ async function scrape(cluster: string): Promise<PromMetrics> {
   );
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
-  return getMetricsFromIterator((await res.text()).split("\n")[Symbol.iterator]());
+  return parseMetrics(await res.text());
 }
 
-/** Every series' label names, sorted: histograms' without `le` (the parser folds buckets). */
-function labelSets(metric: PromMetrics[string]): string[][] {
-  return metric.data.map((series) => Object.keys(series.labels).sort());
+/** Every series' label names, sorted: histograms' without `le` (one series per label set). */
+function labelSets(metric: Family): string[][] {
+  return metric.series.map((series) => Object.keys(series.labels).sort());
 }
 
-function lagOf(metrics: PromMetrics, replica: string): number {
-  const series = metrics.dosql_replica_lag_ms?.data.find((s) => s.labels.replica === replica);
+function lagOf(metrics: Scrape, replica: string): number {
+  const series = metrics.dosql_replica_lag_ms?.series.find((s) => s.labels.replica === replica);
   expect(series, `lag of ${replica}`).toBeDefined();
   return (series as { value: number }).value;
 }
@@ -103,12 +104,12 @@ describe("GET /metrics, parsed", () => {
       const metric = metrics[doc.name];
       expect(metric, `${doc.name} is rendered`).toBeDefined();
       expect(metric?.type, `${doc.name}'s type`).toBe(doc.type);
-      for (const labels of labelSets(metric as PromMetrics[string])) {
+      for (const labels of labelSets(metric as Family)) {
         expect(labels, `${doc.name}'s labels`).toEqual(doc.labels);
       }
     }
     // Metrics with series here: their label sets were checked above, not skipped.
-    const withSeries = listed.filter((doc) => (metrics[doc.name]?.data.length ?? 0) > 0);
+    const withSeries = listed.filter((doc) => (metrics[doc.name]?.series.length ?? 0) > 0);
     for (const name of [
       "dosql_inline_waits_total",
       "dosql_commit_wait_ms",
@@ -120,7 +121,10 @@ describe("GET /metrics, parsed", () => {
     ]) {
       expect(withSeries.map((m) => m.name)).toContain(name);
     }
-    const marks = metrics.dosql_incoherent_marks_total?.data ?? [];
+    // One histogram series per replica, not one folded series.
+    const acks = (metrics.dosql_ack_latency_ms?.series ?? []).map((s) => s.labels.replica);
+    expect(acks).toEqual(expect.arrayContaining(["replica-1", "replica-3", "replica-4"]));
+    const marks = metrics.dosql_incoherent_marks_total?.series ?? [];
     expect(marks.map((s) => s.labels)).toContainEqual({
       cluster: c,
       replica: "replica-2",

@@ -27,6 +27,8 @@ export class MasterAdmin {
 
   async status(cluster: string): Promise<ClusterStatus> {
     this.core.ensureCluster(cluster);
+    // Written before the answer leaves: an acked LSN once reported is never reported lower.
+    this.core.ackedMemory.save();
     const now = Date.now();
     const locations = this.core.locations();
     const replicas = replicaStatuses(this.core.replicas, now).map((status) => ({
@@ -76,6 +78,7 @@ export class MasterAdmin {
 
   async metricsText(cluster: string): Promise<string> {
     this.core.ensureCluster(cluster);
+    this.core.ackedMemory.save();
     return this.core.metrics.render();
   }
 

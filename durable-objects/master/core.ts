@@ -17,6 +17,7 @@ import { type NodeStub, nodeStub } from "../node-rpc";
 import type { NodeStore } from "../node-store";
 import type { SqlNode } from "../sqlite/schema";
 import { ApiError } from "../../core/errors";
+import { AckedMemory } from "./acked-memory";
 import { maxLeaseMs, publishConfig } from "./config";
 import { seedDefaultTopology } from "./default-topology";
 import { LogTail, commitEmpty } from "./commit";
@@ -90,6 +91,8 @@ export class MasterCore {
     () => this.epoch,
   );
   readonly metrics: MasterMetrics;
+  /** Each replica's highest acked LSN, kept across restarts for status and /metrics (saved by them). */
+  readonly ackedMemory: AckedMemory;
 
   constructor(
     readonly ctx: DurableObjectState,
@@ -102,6 +105,11 @@ export class MasterCore {
     /** Fault hook: the node is cut off from the other members; its relays' calls fail. */
     private readonly partitioned: () => boolean = () => false,
   ) {
+    this.ackedMemory = new AckedMemory(
+      store,
+      () => this.term,
+      () => this.replicas.all().map((entry) => entry.relay),
+    );
     this.snapshots = new SnapshotSource(
       ctx.storage,
       node,
@@ -148,7 +156,7 @@ export class MasterCore {
         this.replicas.all().map((entry) => ({
           id: entry.id,
           lagMs: this.replicas.lagMs(entry, Date.now()),
-          ackedLsn: entry.relay.ackedLsn,
+          ackedLsn: entry.relay.highestAckedLsn,
           coherent: entry.state === "coherent",
         })),
     });
@@ -266,8 +274,11 @@ export class MasterCore {
     seedDefaultTopology(this.env, this.ctx.storage, this.store, this.lsn);
     const saved = this.store.loadReplicaStates();
     const inherited = this.replicas.inheritedLeaseUntil(now);
+    this.ackedMemory.load();
     for (const [id, entry] of saved) {
-      this.replicas.add(id, entry.state, entry.reason, new Relay(id, this.relayHost), inherited);
+      const relay = new Relay(id, this.relayHost);
+      this.ackedMemory.seed(relay);
+      this.replicas.add(id, entry.state, entry.reason, relay, inherited);
     }
     this.replicas.restoreRemoved(now);
     for (const entry of this.replicas.all()) entry.relay.pump();

@@ -29,6 +29,8 @@ export function runJob(core: MasterCore, job: string, now: number): void {
   }
   if (job === "slow-check") {
     core.replicas.checkSlow();
+    // On this job's second rather than a timer of its own: no extra wake-up for an idle cluster.
+    core.ackedMemory.save();
     core.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
     return;
   }

@@ -3,7 +3,7 @@
  * the master (counters and histograms must see every event, and only the
  * master sees them) and rendered as text for GET /metrics.
  */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, type LabelValues, Registry } from "prom-client";
 
 export interface MetricsSource {
   outstanding(): number;
@@ -32,7 +32,7 @@ export class MasterMetrics {
 
   constructor(
     private readonly cluster: () => string,
-    source: MetricsSource,
+    private readonly source: MetricsSource,
   ) {
     const registers = [this.registry];
     this.commits = new Counter({
@@ -143,38 +143,68 @@ export class MasterMetrics {
         this.set(label(), source.lsn());
       },
     });
-    new Gauge({
-      name: "dosql_replica_lag_ms",
-      help: "Per replica: now minus the send time of its oldest unacked record; 0 when nothing is outstanding.",
-      labelNames: ["cluster", "replica"],
-      registers,
-      collect() {
-        for (const r of source.replicas()) this.set({ ...label(), replica: r.id }, r.lagMs);
-      },
-    });
-    new Gauge({
-      name: "dosql_replica_acked_lsn",
-      help: "Per replica: the highest LSN it acked.",
-      labelNames: ["cluster", "replica"],
-      registers,
-      collect() {
-        for (const r of source.replicas()) this.set({ ...label(), replica: r.id }, r.ackedLsn);
-      },
-    });
-    new Gauge({
-      name: "dosql_replica_coherent",
-      help: "Per replica: 1 while coherent (in wait sets, serving strong reads), else 0.",
-      labelNames: ["cluster", "replica"],
-      registers,
-      collect() {
-        for (const r of source.replicas()) {
-          this.set({ ...label(), replica: r.id }, r.coherent ? 1 : 0);
-        }
-      },
-    });
+    // Reset on every collect, then set for the replicas there are now: prom-client
+    // keeps a label set until it is removed, and a removed replica must not stay on
+    // /metrics frozen (coherent, its acked LSN falling ever further behind).
+    const perReplica = (name: string, help: string, value: (r: ReplicaMetrics) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["cluster", "replica"],
+        registers,
+        collect() {
+          this.reset();
+          for (const r of source.replicas()) this.set({ ...label(), replica: r.id }, value(r));
+        },
+      });
+    perReplica(
+      "dosql_replica_lag_ms",
+      "Per replica: how long its oldest unacked record has been due to it (sent, or waiting to be sent); 0 when it has acked everything.",
+      (r) => r.lagMs,
+    );
+    perReplica(
+      "dosql_replica_acked_lsn",
+      "Per replica: the highest LSN it acked (kept across master restarts).",
+      (r) => r.ackedLsn,
+    );
+    perReplica(
+      "dosql_replica_coherent",
+      "Per replica: 1 while coherent (in wait sets, serving strong reads), else 0.",
+      (r) => (r.coherent ? 1 : 0),
+    );
   }
 
-  render(): Promise<string> {
+  /**
+   * Counters and histograms labelled by replica keep their series until they
+   * are removed: those of replicas that are no longer members go before each
+   * render, so every per-replica series on /metrics is of a current member.
+   */
+  async render(): Promise<string> {
+    const members = new Set(this.source.replicas().map((r) => r.id));
+    await dropSeriesOfGone(
+      [this.incoherentMarks, this.snapshotFailures, this.divergences, this.ackLatency],
+      members,
+    );
     return this.registry.metrics();
+  }
+}
+
+type ReplicaMetrics = ReturnType<MetricsSource["replicas"]>[number];
+
+/** Removes every series of `metrics` whose `replica` label is not in `members`. */
+async function dropSeriesOfGone(
+  metrics: (Counter<string> | Histogram<string>)[],
+  members: ReadonlySet<string>,
+): Promise<void> {
+  for (const metric of metrics) {
+    const gone = new Map<string, LabelValues<string>>();
+    for (const { labels } of (await metric.get()).values) {
+      const replica = labels.replica;
+      if (replica === undefined || members.has(String(replica))) continue;
+      // A histogram's bucket lines carry `le` as well; its series is the rest.
+      const { le: _bucket, ...series } = labels;
+      gone.set(JSON.stringify(series), series);
+    }
+    for (const series of gone.values()) metric.remove(series);
   }
 }

@@ -29,7 +29,15 @@ export class RelayLink {
 
   /** Highest LSN sent in the current generation; null until the replica told us where it is. */
   protected sentLsn: number | null = null;
+  /** The replica's position as the protocol counts it (a snapshot resumed from an older point lowers it). */
   ackedLsn = 0;
+  /**
+   * The highest LSN the replica acked to this term's master, never lowered,
+   * and seeded at start-up with what an earlier incarnation remembered
+   * (acked-memory.ts): what status and /metrics report, never what the
+   * protocol counts on.
+   */
+  highestAckedLsn = 0;
   protected inFlight = 0;
   protected generation = 0;
   protected stub: NodeStub;
@@ -91,7 +99,9 @@ export class RelayLink {
 
   /** Sends what the window allows; cheap to call after every commit and ack. */
   pump(): void {
-    if (this.retryAt !== null || this.retired || this.disconnected) return;
+    if (this.retired) return;
+    if (this.retryAt !== null || this.disconnected || this.sentLsn === null) this.noteUnsendable();
+    if (this.retryAt !== null || this.disconnected) return;
     if (this.sentLsn === null) {
       // Ask where the replica is before sending records it may already have.
       if (this.inFlight === 0) this.send([]);
@@ -126,6 +136,25 @@ export class RelayLink {
     }
     this.collectDueAcks(now);
     this.tellCommitPoint();
+  }
+
+  /**
+   * The relay has records the replica has not acked but cannot send them (it
+   * does not know where the replica is yet, or the stream is down): they are
+   * due from now, so the lag of a replica that answers nothing grows, even for
+   * a master that has just restarted and never sent it a batch.
+   */
+  protected noteUnsendable(): void {
+    const through = this.host.masterLsn();
+    if (through > Math.max(this.ackedLsn, this.highestAckedLsn)) {
+      this.lag.due(through, this.host.now());
+    }
+  }
+
+  /** `ackedLsn` rose (or may have): what it covers is no longer outstanding. */
+  protected noteAcked(): void {
+    if (this.ackedLsn > this.highestAckedLsn) this.highestAckedLsn = this.ackedLsn;
+    this.lag.acked(this.ackedLsn);
   }
 
   /**
@@ -306,7 +335,7 @@ export class RelayLink {
   protected takeAck(response: AppendResponse, carried: boolean, now: number): void {
     this.lastAckAt = now;
     if (response.appliedLsn > this.ackedLsn) this.ackedLsn = response.appliedLsn;
-    this.lag.acked(this.ackedLsn);
+    this.noteAcked();
     this.heldAcks.acked(this.ackedLsn);
     this.host.onAck(this.id, response, now - response.echoSentAt, carried);
   }

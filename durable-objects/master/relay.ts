@@ -13,7 +13,7 @@ export class Relay extends RelayLink {
   /** The replica told us (by pulling from `lsn + 1`) that it has applied through `lsn`. */
   noteApplied(lsn: number): void {
     if (lsn > this.ackedLsn) this.ackedLsn = lsn;
-    this.lag.acked(this.ackedLsn);
+    this.noteAcked();
   }
 
   retire(): void {
@@ -66,6 +66,7 @@ export class Relay extends RelayLink {
     this.sentLsn = lsn;
     this.ackedLsn = lsn;
     this.lag.reset(lsn);
+    if (lsn > this.highestAckedLsn) this.highestAckedLsn = lsn;
     this.pump();
   }
 

@@ -391,8 +391,8 @@ export class ReplicaSet {
     return entry.relay.lag.behindMs(now);
   }
 
-  bytesBehind(entry: ReplicaEntry): number {
-    const acked = entry.relay.ackedLsn;
+  /** Bytes of log after `acked` (by default the replica's position as the protocol counts it). */
+  bytesBehind(entry: ReplicaEntry, acked = entry.relay.ackedLsn): number {
     if (acked >= this.host.masterLsn()) return 0;
     return this.host.logEnd() - this.host.endOffsetAt(acked);
   }

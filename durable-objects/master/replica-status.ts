@@ -6,10 +6,11 @@ export function replicaStatuses(set: ReplicaSet, now: number): ReplicaStatus[] {
   return set.all().map((entry) => ({
     id: entry.id,
     state: entry.state,
-    ackedLsn: entry.relay.ackedLsn,
-    sentLsn: entry.relay.position ?? entry.relay.ackedLsn,
+    // The highest acked, kept across master restarts (acked-memory.ts); bytes behind from there.
+    ackedLsn: entry.relay.highestAckedLsn,
+    sentLsn: Math.max(entry.relay.position ?? 0, entry.relay.highestAckedLsn),
     lagMs: set.lagMs(entry, now),
-    bytesBehind: set.bytesBehind(entry),
+    bytesBehind: set.bytesBehind(entry, entry.relay.highestAckedLsn),
     avgAckMs: Math.round(entry.avgAckMs * 10) / 10,
     ackRttCount: entry.ackRttCount,
     ackRttTotalMs: entry.ackRttTotalMs,

@@ -2,6 +2,15 @@
  * Starts `wrangler dev` (what `npm start` runs) on a free port with fresh local
  * storage, and stops it afterwards.
  */
+
+/**
+ * `npm start` turns wrangler's local observability collector off: it halves
+ * replicated throughput under load (docs/benchmarks.md), so e2e, chaos and
+ * bench runs would otherwise test a slower server than the one users start.
+ * X_LOCAL_OBSERVABILITY=true in the caller's environment (or in `env`) turns
+ * it back on, as `npm run start:traced` does.
+ */
+const START_ENV = { X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false" };
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -55,7 +64,7 @@ export async function startDevServer(
     {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
-      env: { ...process.env, CI: "true", ...env },
+      env: { ...process.env, CI: "true", ...START_ENV, ...env },
     },
   );
   let output = "";

@@ -16,7 +16,14 @@ import {
   savedToken,
   saveToken,
 } from "./session.js";
-import { formatDecimal, formatInt, renderChart, renderCluster, renderReplicas } from "./view.js";
+import {
+  clearCluster,
+  formatDecimal,
+  formatInt,
+  renderChart,
+  renderCluster,
+  renderReplicas,
+} from "./view.js";
 
 const POLL_MS = 1000;
 /** What a sparkline shows: the last minute. */
@@ -72,6 +79,14 @@ function showError(message) {
   errorBanner.textContent = message;
 }
 
+/** Forgets the cluster shown: its history, and everything of it on screen. */
+function forgetCluster() {
+  history = freshHistory();
+  clearCluster(document);
+  showError("");
+  document.title = "dosqlite-cluster · dashboard";
+}
+
 /** Back to the token form, with nothing of the cluster left on screen. */
 function showLogin(message = "") {
   run++;
@@ -80,9 +95,7 @@ function showLogin(message = "") {
   clusterView.hidden = true;
   signOut.hidden = true;
   loginError.textContent = message;
-  history = freshHistory();
-  document.querySelector("#replicas tbody")?.replaceChildren();
-  element("nodes").replaceChildren();
+  forgetCluster();
   showConnection("idle", "");
   tokenInput.focus();
 }
@@ -206,10 +219,10 @@ clusterForm.addEventListener("submit", (event) => {
     clusterInput.reportValidity();
     return;
   }
+  // Another cluster: nothing of this one may stay on screen, even if the new one never answers.
+  if (name !== cluster) forgetCluster();
   cluster = name;
   saveCluster(cluster);
-  history = freshHistory();
-  document.querySelector("#replicas tbody")?.replaceChildren();
   const token = savedToken();
   if (token !== null) start(token);
 });

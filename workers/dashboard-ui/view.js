@@ -194,6 +194,27 @@ export function renderReplicas(page, status, lag, clock) {
 }
 
 /**
+ * Takes off the page everything a cluster put there: the topology's and the
+ * waiter's values, the member cards, the replica rows and the sparklines. Run
+ * when the page turns to another cluster (or back to the token form), before
+ * that cluster's first answer: one that never comes (a 503, a 404, a timeout)
+ * must leave an error beside empty panels, not beside the previous cluster's
+ * values under the new cluster's name.
+ * @param {Document} page
+ */
+export function clearCluster(page) {
+  for (const panel of ["topology", "waiter"]) {
+    for (const field of page.querySelectorAll(`#${panel} [data-field]`)) field.textContent = "";
+  }
+  page.getElementById("nodes")?.replaceChildren();
+  page.querySelector("#replicas tbody")?.replaceChildren();
+  for (const figure of page.querySelectorAll("[data-chart]")) {
+    figure.querySelector("svg")?.replaceChildren();
+    for (const text of figure.querySelectorAll("[data-value], [data-scale]")) text.textContent = "";
+  }
+}
+
+/**
  * One sparkline panel: the history, its latest value, and the ceiling it is drawn against.
  * @param {Document} page
  * @param {string} name the figure's data-chart

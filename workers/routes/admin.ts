@@ -22,20 +22,22 @@ import { readJson, validBody } from "../middleware/json";
 import { ADMIN_AUTH, BODY, errorResponses, json } from "../openapi/responses";
 import { type FrontDoor, serve } from "../openapi/route";
 import {
+  addedReplica,
   addReplicaSchema,
   clusterStatus,
   memberParams,
   promoted,
   promoteSchema,
+  removedReplica,
   replicaList,
   tunablesList,
   tunablesPatch,
   verifyResult,
 } from "../schemas/admin";
 import { clusterParams } from "../schemas/data";
+import { backup } from "./backup";
 import { faults } from "./faults";
 
-import { backup } from "./backup";
 export const admin = new OpenAPIHono<FrontDoor>();
 
 admin.use("*", requireToken("admin"));
@@ -167,7 +169,7 @@ serve(
     security: ADMIN_AUTH,
     request: { params: clusterParams, body: body(addReplicaSchema, false) },
     responses: {
-      201: json(replicaList.extend({ id: memberParams.shape.id }).loose(), "Added."),
+      201: json(addedReplica, "Added."),
       ...errorResponses(BODY),
     },
   },
@@ -195,7 +197,7 @@ serve(
     description: "Commits finish without it once its lease has expired; its object keeps its data.",
     security: ADMIN_AUTH,
     request: { params: memberParams },
-    responses: { 200: json(replicaList.loose(), "Removed."), ...errorResponses() },
+    responses: { 200: json(removedReplica, "Removed."), ...errorResponses() },
   },
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));

@@ -17,7 +17,7 @@ import { type FrontDoor, type Operation, serve } from "../openapi/route";
 import {
   crashSchema,
   delaySchema,
-  faultResult,
+  faultAnswers,
   memberParams,
   messageFaultsSchema,
   partitionSchema,
@@ -29,10 +29,14 @@ import type { z } from "zod";
 
 export const faults = new OpenAPIHono<FrontDoor>();
 
-/** A fault route's description: admin token, FORBIDDEN while faults are off, its body if any. */
+/**
+ * A fault route's description: admin token, FORBIDDEN while faults are off,
+ * its body if any, and its answer (what the master's fault hook returns).
+ */
 function fault(
   operationId: string,
   summary: string,
+  answer: z.ZodType,
   options: { status?: 200 | 202; member?: boolean; body?: z.ZodType; optionalBody?: boolean } = {},
 ): Operation {
   const params = options.member === true ? memberParams : clusterParams;
@@ -52,7 +56,7 @@ function fault(
     security: ADMIN_AUTH,
     request: { params, ...body },
     responses: {
-      [options.status ?? 200]: json(faultResult, "Done."),
+      [options.status ?? 200]: json(answer, "Done."),
       ...errorResponses(FAULT, options.body === undefined ? [] : BODY),
     },
   };
@@ -67,9 +71,12 @@ serve(
   faults,
   "post",
   "/:cluster/master/crash",
-  fault("crashMaster", "Reset the master with ctx.abort(); answered once it has happened", {
-    status: 202,
-  }),
+  fault(
+    "crashMaster",
+    "Reset the master with ctx.abort(); answered once it has happened",
+    faultAnswers.crashed,
+    { status: 202 },
+  ),
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));
     let result: Result<unknown>;
@@ -92,9 +99,12 @@ serve(
   faults,
   "post",
   "/:cluster/faults",
-  fault("setMessageFaults", "Faults on every message the master's relays send; {} heals", {
-    body: messageFaultsSchema,
-  }),
+  fault(
+    "setMessageFaults",
+    "Faults on every message the master's relays send; {} heals",
+    faultAnswers.messages,
+    { body: messageFaultsSchema },
+  ),
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));
     const body = await validBody(c, messageFaultsSchema);
@@ -110,10 +120,12 @@ serve(
   faults,
   "post",
   "/:cluster/replicas/:id/delay",
-  fault("delayReplica", "The replica sleeps this long per message (0 ends it)", {
-    member: true,
-    body: delaySchema,
-  }),
+  fault(
+    "delayReplica",
+    "The replica sleeps this long per message (0 ends it)",
+    faultAnswers.delayed,
+    { member: true, body: delaySchema },
+  ),
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));
     const id = replicaId(c.req.param("id"));
@@ -130,12 +142,12 @@ serve(
   faults,
   "post",
   "/:cluster/replicas/:id/crash",
-  fault("crashReplica", "Reset the replica, at once or partway through its next batch", {
-    status: 202,
-    member: true,
-    body: crashSchema,
-    optionalBody: true,
-  }),
+  fault(
+    "crashReplica",
+    "Reset the replica, at once or partway through its next batch",
+    faultAnswers.replicaCrashed,
+    { status: 202, member: true, body: crashSchema, optionalBody: true },
+  ),
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));
     const id = replicaId(c.req.param("id"));
@@ -155,7 +167,7 @@ serve(
   faults,
   "post",
   "/:cluster/replicas/:id/tamper",
-  fault("tamperReplica", "Run SQL on one replica behind the log's back", {
+  fault("tamperReplica", "Run SQL on one replica behind the log's back", faultAnswers.tampered, {
     member: true,
     body: tamperSchema,
   }),
@@ -175,7 +187,7 @@ serve(
   faults,
   "post",
   "/:cluster/replicas/:id/rewind",
-  fault("rewindRelay", "The replica's relay resends from lsn + 1", {
+  fault("rewindRelay", "The replica's relay resends from lsn + 1", faultAnswers.rewound, {
     member: true,
     body: rewindSchema,
   }),
@@ -195,7 +207,9 @@ serve(
   faults,
   "post",
   "/:cluster/replicas/:id/:action{disconnect|connect}",
-  fault("replicaLink", "Cut the master's link to the replica, or restore it", { member: true }),
+  fault("replicaLink", "Cut the master's link to the replica, or restore it", faultAnswers.link, {
+    member: true,
+  }),
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));
     const id = c.req.param("id");
@@ -211,9 +225,12 @@ serve(
   faults,
   "post",
   "/:cluster/replicas/:id/:action{stop|start}",
-  fault("replica", "Stop the replica (it refuses every message and read), or start it", {
-    member: true,
-  }),
+  fault(
+    "replica",
+    "Stop the replica (it refuses every message and read), or start it",
+    faultAnswers.stopped,
+    { member: true },
+  ),
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));
     const id = replicaId(c.req.param("id"));
@@ -231,9 +248,12 @@ serve(
   faults,
   "post",
   "/:cluster/master/lose",
-  fault("loseMaster", "The master is lost: it answers and sends nothing until restored", {
-    status: 202,
-  }),
+  fault(
+    "loseMaster",
+    "The master is lost: it answers and sends nothing until restored",
+    faultAnswers.lost,
+    { status: 202 },
+  ),
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));
     const { master } = await faultsAllowed(c.env, cluster);
@@ -248,7 +268,7 @@ serve(
   faults,
   "post",
   "/:cluster/members/:id/restore",
-  fault("restoreMember", "Bring a lost member back", { member: true }),
+  fault("restoreMember", "Bring a lost member back", faultAnswers.restored, { member: true }),
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));
     const id = c.req.param("id");
@@ -265,10 +285,12 @@ serve(
   faults,
   "post",
   "/:cluster/members/:id/partition",
-  fault("partitionMember", "Cut a member off from the other members; clients still reach it", {
-    member: true,
-    body: partitionSchema,
-  }),
+  fault(
+    "partitionMember",
+    "Cut a member off from the other members; clients still reach it",
+    faultAnswers.partitioned,
+    { member: true, body: partitionSchema },
+  ),
   async (c) => {
     const cluster = checkCluster(c.env, c.req.param("cluster"));
     const id = c.req.param("id");

@@ -7,10 +7,13 @@
 import { z } from "zod";
 import { MEMBER_ID } from "../../core/members";
 import { LOCATION_HINTS } from "../../core/placement";
+import type { Result } from "../../core/errors";
 import type { ClusterStatus } from "../../core/status";
 import { SPECS, type TunableSpec } from "../../core/tunable-specs";
 import type { TunableDescription } from "../../core/tunables";
 import type { VerifyReport } from "../../core/verify";
+import type { MasterAdmin } from "../../durable-objects/master/admin";
+import type { MasterFaults } from "../../durable-objects/master/faults";
 import { clusterParams } from "./data";
 
 export const memberParams = clusterParams.extend({
@@ -137,18 +140,47 @@ export const verifyResult = z
   })
   .meta({ id: "VerifyResult" });
 
+const sanctioned = z.array(z.string()).describe("The sanctioned replicas, after the change.");
+
 export const replicaList = z.object({
   replicas: z.array(z.string()),
   locations: z.record(z.string(), location),
 });
+
+/** POST …/replicas: the new replica, its hint, and the replicas after it joined. */
+export const addedReplica = z
+  .object({
+    id: z.string().regex(MEMBER_ID).describe("The new replica's id (never reused)."),
+    location: location.describe("Its location hint; null: none."),
+    replicas: sanctioned,
+  })
+  .meta({ id: "AddedReplica" });
+
+/** DELETE …/replicas/{id}: the replica removed, and the replicas left. */
+export const removedReplica = z
+  .object({ id: z.string().regex(MEMBER_ID), replicas: sanctioned })
+  .meta({ id: "RemovedReplica" });
 
 export const promoted = z.object({
   master: z.string().describe("The new master."),
   term: z.number().int().describe("Its term."),
 });
 
-/** What a fault route answers: what changed, as the master or the member reports it. */
-export const faultResult = z.looseObject({});
+/** What each fault route answers: what changed, as the master or the member reports it. */
+const member = z.string().regex(MEMBER_ID);
+export const faultAnswers = {
+  crashed: z.object({ crashed: z.literal(true) }),
+  messages: z.object({ messages: messageFaultsSchema }),
+  delayed: z.object({ id: member, delayMs: z.number().int() }),
+  replicaCrashed: z.object({ id: member, midBatch: z.boolean() }),
+  tampered: z.object({ id: member, tampered: z.literal(true) }),
+  rewound: z.object({ id: member }),
+  link: z.object({ id: member, disconnected: z.boolean() }),
+  stopped: z.object({ id: member, stopped: z.boolean() }),
+  lost: z.object({ lost: member.describe("The member that was master.") }),
+  restored: z.object({ restored: member }),
+  partitioned: z.object({ id: member, partitioned: z.boolean() }),
+};
 
 /** A type without the index signatures loose objects add, arrays read-only. */
 type Known<T> = T extends readonly (infer E)[]
@@ -162,3 +194,27 @@ const described = <T extends true>(): T | undefined => undefined;
 described<Described<ClusterStatus, z.infer<typeof clusterStatus>>>();
 described<Described<VerifyReport, z.infer<typeof verifyResult>>>();
 described<Described<TunableDescription, z.infer<typeof tunablesList>[string]>>();
+/** What a master's admin or fault call returns when it succeeds. */
+type Answer<Call> = Call extends (...args: never[]) => Promise<Result<infer T>> ? T : never;
+described<Described<Answer<MasterAdmin["addReplica"]>, z.infer<typeof addedReplica>>>();
+described<Described<Answer<MasterAdmin["removeReplica"]>, z.infer<typeof removedReplica>>>();
+described<Described<Answer<MasterFaults["crash"]>, z.infer<typeof faultAnswers.crashed>>>();
+described<
+  Described<Answer<MasterFaults["setMessageFaults"]>, z.infer<typeof faultAnswers.messages>>
+>();
+described<
+  Described<Answer<MasterFaults["setReplicaDelay"]>, z.infer<typeof faultAnswers.delayed>>
+>();
+described<
+  Described<Answer<MasterFaults["crashReplica"]>, z.infer<typeof faultAnswers.replicaCrashed>>
+>();
+described<
+  Described<Answer<MasterFaults["tamperReplica"]>, z.infer<typeof faultAnswers.tampered>>
+>();
+described<Described<Answer<MasterFaults["rewindRelay"]>, z.infer<typeof faultAnswers.rewound>>>();
+described<
+  Described<Answer<MasterFaults["setReplicaDisconnected"]>, z.infer<typeof faultAnswers.link>>
+>();
+described<
+  Described<Answer<MasterFaults["setReplicaStopped"]>, z.infer<typeof faultAnswers.stopped>>
+>();
