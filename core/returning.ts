@@ -20,7 +20,7 @@
  */
 import type { DmlShape } from "./dml-shape";
 import { quoteIdent, type Token } from "./sql-lexer";
-import { type BoundBody, guardCte, parameterNumbers } from "./sql-params";
+import { type BoundBody, GUARD_CTE, parameterNumbers } from "./sql-params";
 import { tokenize } from "./sql-lexer";
 import { rowSql } from "./sql-value";
 
@@ -68,9 +68,15 @@ export function exactReturning(
   const start = bound.ends[clause.keyword];
   const end = bound.ends[tokens.length - 1];
   if (start === undefined || end === undefined) return null;
+  // The WHERE names a column of the row, always true: the subquery is then
+  // correlated and runs for each row, as the clause's items do; one that
+  // named nothing of the row (`(SELECT count(*) FROM t)`) would run once.
+  const column = columnsOf()?.[0];
+  if (column === undefined) return null;
+  const row = quoteIdent(column);
   const cells =
-    ` (WITH ${CELL_CTE}(${names.join(", ")}) AS (SELECT ${items.join(", ")} LIMIT -1 OFFSET 0) ` +
-    `SELECT ${rowSql(names)} FROM ${CELL_CTE})`;
+    ` (WITH ${CELL_CTE}(${names.join(", ")}) AS (SELECT ${items.join(", ")} ` +
+    `WHERE ${row} IS ${row} LIMIT -1 OFFSET 0) SELECT ${rowSql(names)} FROM ${CELL_CTE})`;
   return { body: bound.body.slice(0, start) + cells + bound.body.slice(end), width: items.length };
 }
 
@@ -87,8 +93,9 @@ export interface NamesProbe {
 export function returningNamesProbe(
   statement: { sql: string; tokens: readonly Token[] },
   shape: DmlShape,
-  guard: number,
 ): NamesProbe | null {
+  // A plain `?` (number 1): the statement's own unnumbered parameters keep within SQLite's 100.
+  const guardCte = `${GUARD_CTE}(x) AS (SELECT ?)`;
   const { sql, tokens } = statement;
   const clause = shape.returning;
   const first = tokens[clause?.keyword ?? -1];
@@ -97,16 +104,19 @@ export function returningNamesProbe(
   if (clause === null || first === undefined || last === undefined) return null;
   if (target[0] === undefined || target[1] === undefined) return null;
   const items = sql.slice(first.end, last.end);
-  const from = sql.slice(target[0].start, target[1].end);
+  // Qualified, so that a CTE of the statement's own named like the target
+  // does not stand in for it.
+  const named = sql.slice(target[0].start, target[1].end);
+  const from = shape.target.first === shape.target.last ? `main.${named}` : named;
   let ctes = "";
   if (shape.verb > 0) {
     const recursive = tokens[1]?.type === "word" && tokens[1].value.toUpperCase() === "RECURSIVE";
     const open = tokens[recursive ? 2 : 1];
     const close = tokens[shape.verb - 1];
     if (open === undefined || close === undefined) return null;
-    ctes = `${recursive ? "RECURSIVE " : ""}${guardCte(guard)}, ${sql.slice(open.start, close.end)}`;
-  } else ctes = guardCte(guard);
+    ctes = `${recursive ? "RECURSIVE " : ""}${guardCte}, ${sql.slice(open.start, close.end)}`;
+  } else ctes = guardCte;
   const text = `WITH ${ctes} SELECT ${items} FROM ${from} LIMIT 0`;
   const numbers = parameterNumbers(tokenize(text));
-  return { sql: text, params: Math.max(guard, ...numbers.values()) };
+  return { sql: text, params: Math.max(0, ...numbers.values()) };
 }

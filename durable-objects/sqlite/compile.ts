@@ -21,17 +21,37 @@ export function compile(node: SqlNode, bound: BoundBody): ProgramFacts {
       ...node.sql.exec(`EXPLAIN ${statement.sql}`, ...statement.params).raw(),
     ]);
   } catch (error) {
-    throw atSentOffset(error, bound, "EXPLAIN ".length);
+    throw atSentOffset(error, bound, `EXPLAIN ${statement.sql}`);
   }
   node.schema.rememberFacts(statement.sql, facts);
   return facts;
 }
 
-/** SQLite's error, its offset ("at offset N") moved to the SQL as sent. */
-function atSentOffset(error: unknown, bound: BoundBody, prefix: number): unknown {
+/**
+ * SQLite's error, its offset ("at offset N") moved to the SQL as sent. SQLite
+ * counts bytes of UTF-8; the mapping works on characters of the text it ran.
+ */
+function atSentOffset(error: unknown, bound: BoundBody, ran: string): unknown {
   if (!(error instanceof Error)) return error;
   const match = /at offset (\d+)/.exec(error.message);
   if (match === null) return error;
-  const sent = sentOffset(bound, Number(match[1]), prefix);
-  return new Error(error.message.replace(match[0], `at offset ${sent}`), { cause: error });
+  const prefix = ran.length - guardedStatement(bound).sql.length;
+  const chars = charIndex(ran, Number(match[1]));
+  const sent = sentOffset(bound, chars, prefix);
+  const bytes = utf8.encode(bound.statement.sql.slice(0, sent)).length;
+  return new Error(error.message.replace(match[0], `at offset ${bytes}`), { cause: error });
+}
+
+const utf8 = new TextEncoder();
+
+/** The index in `text` of the character at UTF-8 byte `bytes`. */
+function charIndex(text: string, bytes: number): number {
+  let count = 0;
+  let i = 0;
+  while (i < text.length && count < bytes) {
+    const code = text.codePointAt(i) ?? 0;
+    count += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    i += code >= 0x10000 ? 2 : 1;
+  }
+  return i;
 }

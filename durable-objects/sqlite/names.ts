@@ -3,19 +3,13 @@
  * sent it. The statement that runs is another text (parameters renumbered
  * and cast, counters bound, a RETURNING clause rewritten, a wrapper around a
  * query), and SQLite names an unaliased column by its text, so the names are
- * asked of SQLite with the text as sent, in probes that read nothing
- * (`LIMIT 0`) with every parameter bound to NULL: a name never depends on a
- * value. Kept per text until the schema changes.
+ * asked of SQLite with the text as sent, every parameter bound to NULL: a
+ * name never depends on a value. Kept per text until the schema changes.
  */
 import type { DmlShape } from "../../core/dml-shape";
 import { returningNamesProbe } from "../../core/returning";
 import { tokenize } from "../../core/sql-lexer";
-import {
-  type BoundBody,
-  guardCte,
-  guardedStatement,
-  parameterNumbers,
-} from "../../core/sql-params";
+import { type BoundBody, GUARD_CTE, parameterNumbers } from "../../core/sql-params";
 import type { SingleStatement } from "../../core/sql-statement";
 import type { SqlNode } from "./schema";
 
@@ -46,49 +40,38 @@ function columnsOf(node: SqlNode, text: string, drain: boolean): string[] {
 }
 
 /**
- * Names SQLite gave the columns of `SELECT * FROM (<text>)`: a duplicate
- * becomes `name:N`. Undone where that is certain; null where the text itself
- * holds such a name (an alias "a:1"), which only the statement can settle.
+ * The statement, a guard parameter in front. The guard is a plain `?` (number
+ * 1), so the statement's own unnumbered parameters keep within SQLite's 100.
  */
-function undoSubqueryRenames(names: readonly string[], text: string): string[] | null {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const name of names) {
-    const renamed = /^(.*):(\d+)$/.exec(name);
-    let original = name;
-    if (renamed !== null && seen.has(renamed[1] ?? "")) {
-      if (text.includes(name)) return null;
-      original = renamed[1] ?? name;
-    }
-    seen.add(original);
-    out.push(original);
-  }
-  return out;
+function guarded(text: string, tokens: SingleStatement["tokens"]): string {
+  const cte = `${GUARD_CTE}(x) AS (SELECT ?)`;
+  const first = tokens[0];
+  if (first?.type !== "word" || first.value.toUpperCase() !== "WITH") return `WITH ${cte} ${text}`;
+  const second = tokens[1];
+  const recursive = second?.type === "word" && second.value.toUpperCase() === "RECURSIVE";
+  const after = (recursive ? second : first).end - first.start;
+  return `${text.slice(0, after)} ${cte},${text.slice(after)}`;
 }
 
-/** The column names of a query (SELECT, WITH, VALUES), as SQLite names them for the text sent. */
+/**
+ * The column names of a query (SELECT, WITH, VALUES), as SQLite names them
+ * for the text sent: the statement itself is run once per text, every
+ * parameter NULL. A subquery probe (`SELECT * FROM (<text>) LIMIT 0`) would
+ * read nothing but is named by other rules (duplicates renamed `name:N`,
+ * COLLATE dropped, rowid aliases, `true` as `columnN`), so it cannot stand in.
+ */
 export function queryNames(node: SqlNode, bound: BoundBody): string[] {
   const text = sentText(bound.statement);
   const known = node.schema.names(text);
   if (known !== undefined) return known;
-  const probed = columnsOf(
-    node,
-    `WITH ${guardCte(bound.guard)} SELECT * FROM (${text}) LIMIT 0`,
-    false,
-  );
-  let names = undoSubqueryRenames(probed, text);
-  if (names === null) {
-    // Rare: run the statement itself (parameters NULL) for its own names.
-    const own = guardedStatement({ ...bound, body: text, params: [] });
-    names = columnsOf(node, own.sql, true);
-  }
+  const names = columnsOf(node, guarded(text, bound.statement.tokens), true);
   node.schema.rememberNames(text, names);
   return names;
 }
 
 /** The names of a DML statement's RETURNING columns, or null when SQLite cannot tell them. */
 export function returningNames(node: SqlNode, bound: BoundBody, shape: DmlShape): string[] | null {
-  const probe = returningNamesProbe(bound.statement, shape, bound.guard);
+  const probe = returningNamesProbe(bound.statement, shape);
   if (probe === null) return null;
   const known = node.schema.names(probe.sql);
   if (known !== undefined) return known;

@@ -105,12 +105,12 @@ function result(
   format: ResultFormat,
 ): StatementResult {
   const out: StatementResult = { ...base };
-  if (rows !== null && rows.rows.length > 0) {
-    if (format === "arrays") {
-      out.columns = rows.columns;
-      out.rows = rows.rows;
-    } else out.rows = asObjects(rows);
-  }
+  if (rows === null) return out;
+  // Arrays name their columns even with no rows (a client types them by name).
+  if (format === "arrays") {
+    out.columns = rows.columns;
+    out.rows = rows.rows;
+  } else if (rows.rows.length > 0) out.rows = asObjects(rows);
   return out;
 }
 
