@@ -29,6 +29,7 @@ import { migrate } from "../migrations";
 import { type ChangesPage, type ChangesRequest, readChanges } from "./change-feed";
 import { directoryStub } from "./directory";
 import { promoteWithoutMaster } from "./failover";
+import { answerForeignAppend } from "./master/foreign-append";
 import { MasterRole } from "./master/role";
 import type { NodeRpc } from "./node-rpc";
 import { NodeStore } from "./node-store";
@@ -341,22 +342,7 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
     this.peer();
     const role = this.current();
     if (role.kind === "replica") return role.append(request);
-    // Another master writes to this one: the older of the two terms gives way.
-    const core = role.core;
-    if (request.term > core.term) {
-      core.stepDown(request.term);
-      throw new Error(`${this.member} steps down: term ${request.term} has another master`);
-    }
-    return Promise.resolve({
-      refused: `${this.member} is master of term ${core.term}`,
-      ...(request.term < core.term ? { staleTerm: core.term } : {}),
-      appliedLsn: 0,
-      gap: false,
-      echoSentAt: request.sentAt,
-      skipped: 0,
-      applied: 0,
-      ackDelayedMs: 0,
-    });
+    return answerForeignAppend(role.core, this.member, request);
   }
 
   installSnapshot(message: SnapshotMessage) {
