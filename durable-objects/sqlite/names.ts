@@ -43,28 +43,57 @@ function columnsOf(node: SqlNode, text: string, drain: boolean): string[] {
  * The statement, a guard parameter in front. The guard is a plain `?` (number
  * 1), so the statement's own unnumbered parameters keep within SQLite's 100.
  */
-function guarded(text: string, tokens: SingleStatement["tokens"]): string {
+function guarded(text: string): string {
+  const tokens = tokenize(text);
   const cte = `${GUARD_CTE}(x) AS (SELECT ?)`;
   const first = tokens[0];
   if (first?.type !== "word" || first.value.toUpperCase() !== "WITH") return `WITH ${cte} ${text}`;
   const second = tokens[1];
   const recursive = second?.type === "word" && second.value.toUpperCase() === "RECURSIVE";
-  const after = (recursive ? second : first).end - first.start;
+  const after = (recursive ? second : first).end;
   return `${text.slice(0, after)} ${cte},${text.slice(after)}`;
 }
 
 /**
+ * The statement with its own top-level LIMIT made `LIMIT 0` (or one added):
+ * named as the statement is, it returns no row and computes none, so an
+ * endless recursive CTE costs nothing. LIMIT is a reserved word and the
+ * clause ends a SELECT; a LIMIT inside parentheses is a subquery's.
+ */
+function limitedToNothing(statement: SingleStatement): string {
+  const { sql, tokens } = statement;
+  const first = tokens[0];
+  if (first === undefined) return "";
+  let depth = 0;
+  let lastCore = "SELECT";
+  for (const token of tokens) {
+    if (token.type === "punct" && token.text === "(") depth++;
+    else if (token.type === "punct" && token.text === ")") depth--;
+    else if (depth === 0 && token.type === "word") {
+      const word = token.value.toUpperCase();
+      if (word === "SELECT" || word === "VALUES") lastCore = word;
+      if (word === "LIMIT") return `${sql.slice(first.start, token.start)}LIMIT 0`;
+    }
+  }
+  // A VALUES list takes no LIMIT: its columns are named column1, column2, ...
+  // in a subquery as at the top.
+  const text = sentText(statement);
+  return lastCore === "VALUES" ? `SELECT * FROM (${text}) LIMIT 0` : `${text} LIMIT 0`;
+}
+
+/**
  * The column names of a query (SELECT, WITH, VALUES), as SQLite names them
- * for the text sent: the statement itself is run once per text, every
- * parameter NULL. A subquery probe (`SELECT * FROM (<text>) LIMIT 0`) would
- * read nothing but is named by other rules (duplicates renamed `name:N`,
- * COLLATE dropped, rowid aliases, `true` as `columnN`), so it cannot stand in.
+ * for the text sent: the statement itself, limited to no row, every
+ * parameter NULL. A subquery probe (`SELECT * FROM (<text>)`) is named by
+ * other rules (duplicates renamed `name:N`, COLLATE dropped, rowid aliases,
+ * `true` as `columnN`), so it cannot stand in.
  */
 export function queryNames(node: SqlNode, bound: BoundBody): string[] {
   const text = sentText(bound.statement);
   const known = node.schema.names(text);
   if (known !== undefined) return known;
-  const names = columnsOf(node, guarded(text, bound.statement.tokens), true);
+  const limited = limitedToNothing(bound.statement);
+  const names = columnsOf(node, guarded(limited), true);
   node.schema.rememberNames(text, names);
   return names;
 }
