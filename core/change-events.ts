@@ -8,6 +8,7 @@
  */
 import { type ApiValue, toApiValue } from "./api-values";
 import type { LogRecord } from "./protocol";
+import { asciiLower } from "./sql-lexer";
 import type { Change } from "./row-capture";
 import { decodeCell, decodeRow } from "./sql-value";
 
@@ -76,7 +77,7 @@ function rowChange(change: Change, names: TableNames | undefined): RowChange {
 }
 
 /**
- * The event of `record`, or null when `tables` filters out everything in it.
+ * The event of `record`, or null when `tables` (ASCII lower case) filters out everything in it.
  * With a filter, only the named tables' row changes are kept, and no
  * statements (which tables a statement writes is SQLite's to know).
  */
@@ -90,7 +91,7 @@ export function changeEvent(
   for (const entry of record.entries) {
     if (entry.kind !== "sql") {
       for (const change of entry.changes) {
-        if (tables === null || tables.has(change.t)) {
+        if (tables === null || tables.has(asciiLower(change.t))) {
           changes.push(rowChange(change, namesOf(change.t)));
         }
       }

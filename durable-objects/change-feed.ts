@@ -7,6 +7,7 @@
  * node keeps the master's log, record for record.
  */
 import { type ChangeEvent, changeEvent, type TableNames } from "../core/change-events";
+import { asciiLower } from "../core/sql-lexer";
 import type { NodeStore } from "./node-store";
 import type { SqlNode } from "./sqlite/schema";
 
@@ -41,7 +42,8 @@ export function readChanges(
 ): ChangesPage {
   const truncatedThrough = store.truncatedThrough();
   if (request.after < truncatedThrough) return { kind: "gone", truncatedThrough };
-  const tables = request.tables === null ? null : new Set(request.tables);
+  // SQLite's table names are ASCII-case-insensitive: so is the filter.
+  const tables = request.tables === null ? null : new Set(request.tables.map(asciiLower));
   const namesOf = (name: string): TableNames | undefined => {
     const table = node.schema.table(name);
     if (table === undefined) return undefined;

@@ -405,7 +405,7 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   // ------------------------------------------------------------ backup
 
   async exportBegin(cluster: string) {
-    return this.master().exports.begin(cluster);
+    return this.master().exports.beginAcknowledged(cluster);
   }
 
   async exportPage(cluster: string, id: string, table: number, after: number) {

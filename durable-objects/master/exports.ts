@@ -28,6 +28,23 @@ export class MasterExports {
 
   constructor(private readonly core: MasterCore) {}
 
+  /**
+   * A plan whose LSN the cluster has acknowledged: the dump then holds no
+   * write a failover could lose, and the change stream from its LSN carries on
+   * exactly after it. Waits as a strong read does (UNAVAILABLE past its bound).
+   */
+  async beginAcknowledged(cluster: string): Promise<ExportPlan> {
+    const readAt = Date.now();
+    const plan = this.begin(cluster);
+    try {
+      await this.core.strongReads.settle(plan.lsn, readAt);
+    } catch (error) {
+      this.end(cluster, plan.id);
+      throw error;
+    }
+    return plan;
+  }
+
   begin(cluster: string): ExportPlan {
     this.core.ensureCluster(cluster);
     this.expireIdle(Date.now());
