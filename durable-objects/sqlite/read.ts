@@ -95,21 +95,7 @@ export function readRuntime(
   cursor: SqlStorageCursor<Record<string, SqlStorageValue>>,
   budget: ResultBudget,
 ): ExactRows {
-  const columns = cursor.columnNames;
-  const rows: ApiValue[][] = [];
-  let refused: unknown = null;
-  for (const raw of cursor.raw()) {
-    if (refused !== null) continue;
-    const row = raw.map(runtimeValue);
-    try {
-      budget.take(rows.length, columns, row);
-      rows.push(row);
-    } catch (error) {
-      refused = error;
-    }
-  }
-  if (refused !== null) throw refused;
-  return { columns, rows };
+  return readToEnd(cursor, cursor.columnNames, budget, (raw) => raw.map(runtimeValue));
 }
 
 /**
@@ -123,15 +109,28 @@ export function readReturning(
   columns: string[],
   budget: ResultBudget,
 ): ExactRows {
+  return readToEnd(cursor, columns, budget, (raw) => {
+    const row = decodeRow(String(raw[0])).map((value) => toApiValue(value));
+    if (row.length !== columns.length) {
+      throw new Error(`RETURNING gave ${row.length} values where ${columns.length} were named`);
+    }
+    return row;
+  });
+}
+
+/** Every row through `toRow` within the budget; the cursor read to its end whatever is refused. */
+function readToEnd(
+  cursor: SqlStorageCursor<Record<string, SqlStorageValue>>,
+  columns: string[],
+  budget: ResultBudget,
+  toRow: (raw: SqlStorageValue[]) => ApiValue[],
+): ExactRows {
   const rows: ApiValue[][] = [];
   let refused: unknown = null;
   for (const raw of cursor.raw()) {
     if (refused !== null) continue;
-    const row = decodeRow(String(raw[0])).map((value) => toApiValue(value));
     try {
-      if (row.length !== columns.length) {
-        throw new Error(`RETURNING gave ${row.length} values where ${columns.length} were named`);
-      }
+      const row = toRow(raw);
       budget.take(rows.length, columns, row);
       rows.push(row);
     } catch (error) {
