@@ -12,7 +12,7 @@ import { asciiLower } from "./sql-lexer";
 import type { Change } from "./row-capture";
 import { decodeCell, decodeRow } from "./sql-value";
 
-/** How a table's key cells and image cells are named now. */
+/** How a table's key cells and image cells are named, where they still fit. */
 export interface TableNames {
   key: string[];
   image: string[];
@@ -52,8 +52,9 @@ export interface ChangeEvent {
 const OPS = { I: "insert", U: "update", D: "delete" } as const;
 
 /**
- * Cells as an object keyed by the table's current column names when they
- * match in number (a later ALTER TABLE can make them not), else as an array.
+ * Cells as an object keyed by column names when the feed has names for them
+ * (the table's definition has not changed since: change-feed.ts), else as an
+ * array in the table's column order when it was written.
  */
 function named(image: string, names: readonly string[] | undefined): Row {
   const values = decodeRow(image).map((v) => toApiValue(v));
@@ -83,16 +84,17 @@ function rowChange(change: Change, names: TableNames | undefined): RowChange {
  */
 export function changeEvent(
   record: LogRecord,
-  namesOf: (table: string) => TableNames | undefined,
+  /** The names of `table`'s cells in entry `entry` of the record, if they are known. */
+  namesOf: (table: string, entry: number) => TableNames | undefined,
   tables: ReadonlySet<string> | null,
 ): ChangeEvent | null {
   const changes: RowChange[] = [];
   const statements: ChangeStatement[] = [];
-  for (const entry of record.entries) {
+  for (const [index, entry] of record.entries.entries()) {
     if (entry.kind !== "sql") {
       for (const change of entry.changes) {
         if (tables === null || tables.has(asciiLower(change.t))) {
-          changes.push(rowChange(change, namesOf(change.t)));
+          changes.push(rowChange(change, namesOf(change.t, index)));
         }
       }
     }

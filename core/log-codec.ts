@@ -45,6 +45,10 @@ function checkEntry(entry: unknown): LogEntry {
     if (!Array.isArray(e.changes)) throw malformed("an entry's changes");
     e.changes.forEach(checkChange);
     if (e.kind === "ddl" && !isString(e.sql)) throw malformed("a ddl entry");
+    if (e.kind === "ddl" && e.tables !== undefined) {
+      if (!Array.isArray(e.tables) || !e.tables.every(isString))
+        throw malformed("a ddl entry's tables");
+    }
     return e as unknown as LogEntry;
   }
   if (

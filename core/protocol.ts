@@ -23,7 +23,18 @@ export interface Statement {
  */
 export type LogEntry =
   | { kind: "rows"; changes: Change[]; effects: string }
-  | { kind: "ddl"; sql: string; changes: Change[]; effects: string }
+  | {
+      kind: "ddl";
+      sql: string;
+      changes: Change[];
+      effects: string;
+      /**
+       * The tables whose definition it created, changed or dropped, as
+       * sqlite_schema names them: a row written before it no longer has their
+       * columns. Absent in records older than the field: any table may have.
+       */
+      tables?: string[];
+    }
   | {
       kind: "sql";
       sql: string;

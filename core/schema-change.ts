@@ -82,3 +82,12 @@ export function createdTables(diff: SchemaDiff, before: readonly SchemaObject[])
     .filter((o) => o.type === "table" && o.rootpage > 0 && !roots.has(o.rootpage))
     .map((o) => o.name);
 }
+
+/** The tables whose sqlite_schema row the change added, altered or removed. */
+export function changedTables(diff: SchemaDiff): string[] {
+  const names = new Set<string>();
+  for (const object of [...diff.added, ...diff.removed]) {
+    if (object.type === "table") names.add(object.name);
+  }
+  return [...names];
+}

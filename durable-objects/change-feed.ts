@@ -8,7 +8,7 @@
  */
 import { type ChangeEvent, changeEvent, type TableNames } from "../core/change-events";
 import { asciiLower } from "../core/sql-lexer";
-import type { NodeStore } from "./node-store";
+import type { DefinitionChange, NodeStore } from "./node-store";
 import type { SqlNode } from "./sqlite/schema";
 
 export interface ChangesRequest {
@@ -44,11 +44,31 @@ export function readChanges(
   if (request.after < truncatedThrough) return { kind: "gone", truncatedThrough };
   // SQLite's table names are ASCII-case-insensitive: so is the filter.
   const tables = request.tables === null ? null : new Set(request.tables.map(asciiLower));
-  const namesOf = (name: string): TableNames | undefined => {
+  const current = new Map<string, { names?: TableNames; since?: DefinitionChange }>();
+  const definition = (name: string) => {
+    const known = current.get(asciiLower(name));
+    if (known !== undefined) return known;
     const table = node.schema.table(name);
-    if (table === undefined) return undefined;
-    const key = table.key.kind === "rowid" ? [table.key.aliasColumn ?? "rowid"] : table.key.columns;
-    return { key, image: table.key.kind === "rowid" ? [...key, ...table.columns] : table.columns };
+    const out: { names?: TableNames; since?: DefinitionChange } = {};
+    if (table !== undefined) {
+      const k = table.key;
+      const key = k.kind === "rowid" ? [k.aliasColumn ?? "rowid"] : k.columns;
+      out.names = { key, image: k.kind === "rowid" ? [...key, ...table.columns] : table.columns };
+      const since = store.definitionChangedAt(name);
+      if (since !== undefined) out.since = since;
+    }
+    current.set(asciiLower(name), out);
+    return out;
+  };
+  // Today's names fit a row only if the table's definition has not changed
+  // since it was written: a DROP and re-CREATE, or DROP COLUMN then ADD
+  // COLUMN, keeps the count and moves the meaning.
+  const namesAt = (lsn: number) => (name: string, entry: number) => {
+    const { names, since } = definition(name);
+    if (since !== undefined && (lsn < since.lsn || (lsn === since.lsn && entry < since.entry))) {
+      return undefined;
+    }
+    return names;
   };
   const events: ChangeEvent[] = [];
   let scanned = request.after;
@@ -56,7 +76,7 @@ export function readChanges(
     const limit = Math.min(request.limit, acknowledged - request.after);
     for (const record of store.readLog(request.after + 1, limit, request.maxBytes)) {
       if (record.lsn > acknowledged) break;
-      const event = changeEvent(record, namesOf, tables);
+      const event = changeEvent(record, namesAt(record.lsn), tables);
       if (event !== null) events.push(event);
       scanned = record.lsn;
     }

@@ -7,10 +7,11 @@
  *
  * Keys: `m:<name>` metadata, `l:<lsn>` log records, `r:<key>` saved results
  * with `ra:<created>:<key>` ordering them by age, `t:<name>` tunables,
- * `s:<id>` replica states.
+ * `s:<id>` replica states, `d:<table>` where a table's definition last changed.
  */
 import { decodeBody, toRecord } from "../core/log-codec";
-import type { LogRecord, SavedResult } from "../core/protocol";
+import type { LogEntry, LogRecord, SavedResult } from "../core/protocol";
+import { asciiLower } from "../core/sql-lexer";
 import type { ReplicaState } from "../core/status";
 import { type Tunables, tunablesFromStored } from "../core/tunables";
 import { deleteText, getMeta, getText, putText, sortable } from "./kv-text";
@@ -31,6 +32,26 @@ interface ResultHead {
 }
 
 const logKey = (lsn: number) => `l:${sortable(lsn)}`;
+
+/** Where a definition changed: entry `entry` of record `lsn`. */
+export interface DefinitionChange {
+  lsn: number;
+  entry: number;
+}
+
+/** Any table's, for a DDL entry that does not say which (or a name too long for a key). */
+const ANY_TABLE = "d:*";
+const MAX_NAME_KEY_BYTES = 1_024;
+
+function definitionKey(table: string): string {
+  const name = asciiLower(table);
+  return new TextEncoder().encode(name).length > MAX_NAME_KEY_BYTES ? ANY_TABLE : `d:${name}`;
+}
+
+const later = (a: DefinitionChange | undefined, b: DefinitionChange | undefined) =>
+  a === undefined || (b !== undefined && (b.lsn > a.lsn || (b.lsn === a.lsn && b.entry > a.entry)))
+    ? b
+    : a;
 const resultKey = (key: string) => `r:${key}`;
 const ageKey = (createdAt: number, key: string) => `ra:${sortable(createdAt)}:${key}`;
 
@@ -58,12 +79,30 @@ export class NodeStore {
     return Number(this.getMeta("truncated_through") ?? 0);
   }
 
+  /** Appends a record; `entries` are its body's, so its schema changes are noted with it. */
   appendLog(
     record: { lsn: number; term: number; ts: number; end: number },
     body: string,
     bytes: number,
+    entries: readonly LogEntry[],
   ): void {
     putText<LogHead>(this.kv, logKey(record.lsn), { ...record, bytes }, body);
+    entries.forEach((entry, index) => {
+      if (entry.kind !== "ddl") return;
+      const keys = entry.tables === undefined ? [ANY_TABLE] : entry.tables.map(definitionKey);
+      const at: DefinitionChange = { lsn: record.lsn, entry: index };
+      for (const key of new Set(keys)) this.kv.put(key, at);
+    });
+  }
+
+  /**
+   * The last log entry that created, altered or dropped `table` on this node,
+   * or undefined when none has since its log began: a row written before it
+   * may have had other columns.
+   */
+  definitionChangedAt(table: string): DefinitionChange | undefined {
+    const mine = this.kv.get<DefinitionChange>(definitionKey(table));
+    return later(mine, this.kv.get<DefinitionChange>(ANY_TABLE));
   }
 
   /** Byte position of the log after `lsn` (0 before the first record, or once truncated). */
@@ -115,6 +154,8 @@ export class NodeStore {
   restartLog(lsn: number, offset: number, term: number): void {
     const keys = [...this.kv.list({ prefix: "l:" })].map(([key]) => key);
     for (const key of keys) deleteText(this.kv, key);
+    // The snapshot's schema is where the new log begins: no record in it is older.
+    for (const [key] of [...this.kv.list({ prefix: "d:" })]) this.kv.delete(key);
     this.setMeta("truncated_term", String(term));
     this.setMeta("truncated_offset", String(offset));
     this.setMeta("truncated_through", String(lsn));

@@ -17,7 +17,8 @@ const entries: LogEntry[] = [
     ],
     effects: "0123456789abcdef0123456789abcdef",
   },
-  { kind: "ddl", sql: "CREATE TABLE u (a)", changes: [], effects: "e" },
+  { kind: "ddl", sql: "CREATE TABLE u (a)", changes: [], effects: "e", tables: ["u"] },
+  { kind: "ddl", sql: "CREATE INDEX i ON u (a)", changes: [], effects: "e" },
   { kind: "sql", sql: "INSERT INTO f (body) VALUES (?1)", params: ["shello", "n"], effects: "e" },
 ];
 
@@ -59,6 +60,10 @@ describe("log record codec", () => {
       '{"entries":[{"kind":"rows","changes":[{"t":"t","op":"I","img":5}],"effects":"e"}]}',
     ],
     ["a ddl entry without sql", '{"entries":[{"kind":"ddl","changes":[],"effects":"e"}]}'],
+    [
+      "a ddl entry whose tables are not names",
+      '{"entries":[{"kind":"ddl","sql":"x","changes":[],"effects":"e","tables":[1]}]}',
+    ],
     [
       "a sql entry with a numeric parameter",
       '{"entries":[{"kind":"sql","sql":"x","params":[1],"effects":"e"}]}',

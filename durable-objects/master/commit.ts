@@ -118,7 +118,7 @@ export function appendCommit<R>(
   const bytes = bodyBytes(body);
   budget.check(bytes);
   const head = { lsn: input.lsn, term: input.term, ts, end: input.logEnd + bytes };
-  store.appendLog(head, body, bytes);
+  store.appendLog(head, body, bytes, entries);
   if (result !== undefined) store.saveResult(result, ts);
   const record: LogRecord = {
     ...head,

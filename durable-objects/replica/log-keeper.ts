@@ -28,7 +28,7 @@ export class LogKeeper {
   /** Within the batch's transaction. */
   keep(record: LogRecord): void {
     const body = encodeBody(recordBody(record));
-    this.store.appendLog(record, body, bodyBytes(body));
+    this.store.appendLog(record, body, bodyBytes(body), record.entries);
     if (record.result !== undefined) this.store.saveResult(record.result, record.ts);
   }
 

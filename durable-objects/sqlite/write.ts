@@ -15,7 +15,12 @@ import type { RecordBudget } from "../../core/record-budget";
 import { isReservedName } from "../../core/reserved-names";
 import { rowsTooWideToMove } from "../../core/row-apply";
 import { type Change, effectsHash, statementEffects } from "../../core/row-capture";
-import { checkSchemaChange, createdTables, diffSchema } from "../../core/schema-change";
+import {
+  changedTables,
+  checkSchemaChange,
+  createdTables,
+  diffSchema,
+} from "../../core/schema-change";
 import { imageSqlColumns, isCapturedTable, keySqlColumns } from "../../core/schema-info";
 import { quoteIdent } from "../../core/sql-lexer";
 import { type BoundBody, bindBody, encodeBindable, guardedStatement } from "../../core/sql-params";
@@ -292,7 +297,14 @@ function runDdl(
   }
   // DDL writes no rows of its own: SQLite's changes() still counts the last DML.
   const out: StatementResult = { rowsWritten: 0, lastRowId: null };
-  return { entry: { kind: "ddl", sql, changes, effects: effectsHash(changes) }, result: out };
+  const entry: LogEntry = {
+    kind: "ddl",
+    sql,
+    changes,
+    effects: effectsHash(changes),
+    tables: changedTables(diff),
+  };
+  return { entry, result: out };
 }
 
 /** Every row of a table as insert changes, images exact. */
