@@ -27,7 +27,7 @@ export interface RowChange {
   key: Row;
   /** An update that moved the row: its key before. */
   oldKey?: Row;
-  /** The row after the change (insert, update), every stored column. */
+  /** The row after the change (insert, update): the key and every column but generated ones. */
   row?: Row;
 }
 
@@ -59,9 +59,17 @@ const OPS = { I: "insert", U: "update", D: "delete" } as const;
 function named(image: string, names: readonly string[] | undefined): Row {
   const values = decodeRow(image).map((v) => toApiValue(v));
   if (names === undefined || names.length !== values.length) return values;
+  // Own properties, defined: a column named __proto__ is a key like any other
+  // (assigning it would set the prototype instead), and the object stays a plain
+  // one that RPC can clone.
   const out: Record<string, ApiValue> = {};
   names.forEach((name, i) => {
-    out[name] = values[i] ?? null;
+    Object.defineProperty(out, name, {
+      value: values[i] ?? null,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   });
   return out;
 }

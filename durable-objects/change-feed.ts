@@ -52,7 +52,9 @@ export function readChanges(
     const out: { names?: TableNames; since?: DefinitionChange } = {};
     if (table !== undefined) {
       const k = table.key;
-      const key = k.kind === "rowid" ? [k.aliasColumn ?? "rowid"] : k.columns;
+      // The rowid goes by the name that reaches it: its alias column, else the
+      // first of rowid, oid, _rowid_ that no user column has taken.
+      const key = k.kind === "rowid" ? [k.aliasColumn ?? k.expr] : k.columns;
       out.names = { key, image: k.kind === "rowid" ? [...key, ...table.columns] : table.columns };
       const since = store.definitionChangedAt(name);
       if (since !== undefined) out.since = since;
