@@ -4,9 +4,9 @@
  * columns hold data, and how a row is keyed. Pure: the DO side loads the rows.
  */
 import { ApiError } from "./errors";
-import { fts5ContentColumns, fts5ContentTable, virtualTableModule } from "./virtual-table-spec";
 import { isUserName } from "./reserved-names";
 import { quoteIdent } from "./sql-lexer";
+import { fts5ContentColumns, fts5ContentTable, virtualTableModule } from "./virtual-table-spec";
 
 export interface SchemaObject {
   type: string;
@@ -122,6 +122,19 @@ export function unsupportedTable(
     }
   }
   return null;
+}
+
+/**
+ * The names of a row's key cells, unquoted: the rowid under its alias column,
+ * else the first of rowid, oid, _rowid_ no column has taken; or the primary key.
+ */
+export function keyColumnNames(table: TableInfo): string[] {
+  return table.key.kind === "rowid" ? [table.key.aliasColumn ?? table.key.expr] : table.key.columns;
+}
+
+/** The names of a row image's cells, unquoted, in imageSqlColumns' order. */
+export function imageColumnNames(table: TableInfo): string[] {
+  return table.key.kind === "rowid" ? [...keyColumnNames(table), ...table.columns] : table.columns;
 }
 
 /** What names a row in SQL: the rowid's expression, or the primary key's columns, quoted. */

@@ -7,8 +7,9 @@
  * node keeps the master's log, record for record.
  */
 import { type ChangeEvent, changeEvent, type TableNames } from "../core/change-events";
+import { imageColumnNames, keyColumnNames } from "../core/schema-info";
 import { asciiLower } from "../core/sql-lexer";
-import type { DefinitionChange, NodeStore } from "./node-store";
+import { type DefinitionChange, isBefore, type NodeStore } from "./node-store";
 import type { SqlNode } from "./sqlite/schema";
 
 export interface ChangesRequest {
@@ -44,33 +45,24 @@ export function readChanges(
   if (request.after < truncatedThrough) return { kind: "gone", truncatedThrough };
   // SQLite's table names are ASCII-case-insensitive: so is the filter.
   const tables = request.tables === null ? null : new Set(request.tables.map(asciiLower));
-  const current = new Map<string, { names?: TableNames; since?: DefinitionChange }>();
-  const definition = (name: string) => {
-    const known = current.get(asciiLower(name));
-    if (known !== undefined) return known;
-    const table = node.schema.table(name);
-    const out: { names?: TableNames; since?: DefinitionChange } = {};
-    if (table !== undefined) {
-      const k = table.key;
-      // The rowid goes by the name that reaches it: its alias column, else the
-      // first of rowid, oid, _rowid_ that no user column has taken.
-      const key = k.kind === "rowid" ? [k.aliasColumn ?? k.expr] : k.columns;
-      out.names = { key, image: k.kind === "rowid" ? [...key, ...table.columns] : table.columns };
-      const since = store.definitionChangedAt(name);
-      if (since !== undefined) out.since = since;
-    }
-    current.set(asciiLower(name), out);
-    return out;
-  };
   // Today's names fit a row only if the table's definition has not changed
   // since it was written: a DROP and re-CREATE, or DROP COLUMN then ADD
   // COLUMN, keeps the count and moves the meaning.
+  const tableNames = new Map<string, { names: TableNames; since?: DefinitionChange } | null>();
+  const definition = (name: string) => {
+    const lower = asciiLower(name);
+    if (tableNames.has(lower)) return tableNames.get(lower) ?? null;
+    const table = node.schema.table(name);
+    const since = store.definitionChangedAt(name);
+    const names = table && { key: keyColumnNames(table), image: imageColumnNames(table) };
+    const known = names ? { names, ...(since ? { since } : {}) } : null;
+    tableNames.set(lower, known);
+    return known;
+  };
   const namesAt = (lsn: number) => (name: string, entry: number) => {
-    const { names, since } = definition(name);
-    if (since !== undefined && (lsn < since.lsn || (lsn === since.lsn && entry < since.entry))) {
-      return undefined;
-    }
-    return names;
+    const known = definition(name);
+    if (known?.since && isBefore({ lsn, entry }, known.since)) return undefined;
+    return known?.names;
   };
   const events: ChangeEvent[] = [];
   let scanned = request.after;

@@ -48,10 +48,12 @@ function definitionKey(table: string): string {
   return new TextEncoder().encode(name).length > MAX_NAME_KEY_BYTES ? ANY_TABLE : `d:${name}`;
 }
 
+/** `a` comes before `b` in the log. */
+export const isBefore = (a: DefinitionChange, b: DefinitionChange) =>
+  a.lsn < b.lsn || (a.lsn === b.lsn && a.entry < b.entry);
+
 const later = (a: DefinitionChange | undefined, b: DefinitionChange | undefined) =>
-  a === undefined || (b !== undefined && (b.lsn > a.lsn || (b.lsn === a.lsn && b.entry > a.entry)))
-    ? b
-    : a;
+  a === undefined || (b !== undefined && isBefore(a, b)) ? b : a;
 const resultKey = (key: string) => `r:${key}`;
 const ageKey = (createdAt: number, key: string) => `ra:${sortable(createdAt)}:${key}`;
 

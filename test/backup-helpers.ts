@@ -9,7 +9,7 @@ import { expect } from "vitest";
 import { FIRST_MASTER } from "../core/members";
 import type { NodeChecksums } from "../core/protocol";
 import { nodeObjectName } from "../durable-objects/node-rpc";
-import { ADMIN, type ApiResult, call } from "./helpers";
+import { ADMIN, type ApiResult, call, freshCluster } from "./helpers";
 
 const decoder = new TextDecoder();
 
@@ -81,6 +81,21 @@ export async function agreedChecksums(cluster: string): Promise<NodeChecksums> {
 export function sameState(a: NodeChecksums, b: NodeChecksums): void {
   expect(b.schema).toBe(a.schema);
   expect(b.tables).toEqual(a.tables);
+}
+
+/**
+ * Exports `source` (verify agreeing), imports the dump into a fresh cluster
+ * named from `prefix`, and expects the same state there; the new cluster's name.
+ */
+export async function restoresIdentically(source: string, prefix: string): Promise<string> {
+  const before = await agreedChecksums(source);
+  const dump = await exportDump(source);
+  expect(dump.status, dump.text.slice(0, 300)).toBe(200);
+  const target = freshCluster(prefix);
+  const res = await importDump(target, dump.text);
+  expect(res.status, `${JSON.stringify(res.body).slice(0, 400)}\n${dump.text}`).toBe(200);
+  sameState(before, await agreedChecksums(target));
+  return target;
 }
 
 /** How many snapshot shadow tables the master holds now. */

@@ -13,22 +13,9 @@ import {
   rows,
   sameState,
 } from "./backup-helpers";
+import { type Event, page } from "./change-helpers";
 import { call, exec, freshCluster } from "./helpers";
 import { allCoherent, ok, replicaStates } from "./review-helpers";
-
-interface Event {
-  lsn: number;
-  changes: { table: string; op: string; key: unknown; row?: unknown }[];
-  statements: { sql: string }[];
-}
-interface Page {
-  events: Event[];
-  next: number;
-  acknowledged: number;
-}
-
-const page = (c: string, query: string) =>
-  call<Page>("GET", `/v1/clusters/${c}/changes?format=json&${query}`);
 
 async function lsnOf(res: { status: number; body: Record<string, unknown> }): Promise<number> {
   expect(res.status, JSON.stringify(res.body)).toBe(200);

@@ -7,24 +7,9 @@
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { type Event, type Page, page } from "./change-helpers";
 import { call, DATA, exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
 import { ok } from "./review-helpers";
-
-interface Event {
-  lsn: number;
-  term: number;
-  ts: number;
-  changes: { table: string; op: string; key: unknown; oldKey?: unknown; row?: unknown }[];
-  statements: { sql: string; params?: unknown[] }[];
-}
-interface Page {
-  events: Event[];
-  next: number;
-  acknowledged: number;
-}
-
-const page = (c: string, query: string) =>
-  call<Page>("GET", `/v1/clusters/${c}/changes?format=json&${query}`);
 
 /** An SSE stream's events as they arrive, parsed; `close` ends it. */
 async function openStream(c: string, query: string, headers: Record<string, string> = {}) {

@@ -6,17 +6,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { nodeObjectName } from "../durable-objects/node-rpc";
-import { agreedChecksums, exportDump, importDump, sameState } from "./backup-helpers";
-import { call, exec, freshCluster } from "./helpers";
+import { restoresIdentically } from "./backup-helpers";
+import { type Event, page } from "./change-helpers";
+import { exec, freshCluster } from "./helpers";
 import { allCoherent, replicaStates } from "./review-helpers";
-
-interface Event {
-  lsn: number;
-  changes: { table: string; op: string; key: unknown; row?: unknown }[];
-  statements: { sql: string }[];
-}
-const page = (c: string, query: string) =>
-  call<{ events: Event[]; next: number }>("GET", `/v1/clusters/${c}/changes?format=json&${query}`);
 
 async function ok(res: { status: number; body: unknown }) {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -131,13 +124,7 @@ describe("export/import attacks", () => {
         { sql: "INSERT INTO w VALUES ('K', x'ff00'), ('k', zeroblob(3))" },
       ]),
     );
-    const source = await agreedChecksums(c);
-    const dump = await exportDump(c);
-    expect(dump.status, dump.text.slice(0, 300)).toBe(200);
-    const target = freshCluster("sa3-export-to");
-    const res = await importDump(target, dump.text);
-    expect(res.status, `${JSON.stringify(res.body).slice(0, 400)}\n${dump.text}`).toBe(200);
-    sameState(source, await agreedChecksums(target));
+    const _target = await restoresIdentically(c, "sa3-export-to");
   });
 });
 
@@ -230,13 +217,7 @@ describe("export/import attacks 2", () => {
         { sql: "DELETE FROM a WHERE id = 3" },
       ]),
     );
-    const source = await agreedChecksums(c);
-    const dump = await exportDump(c);
-    expect(dump.status, dump.text.slice(0, 300)).toBe(200);
-    const target = freshCluster("sa3-exp2-to");
-    const res = await importDump(target, dump.text);
-    expect(res.status, `${JSON.stringify(res.body).slice(0, 400)}\n${dump.text}`).toBe(200);
-    sameState(source, await agreedChecksums(target));
+    const target = await restoresIdentically(c, "sa3-exp2-to");
     // And the next AUTOINCREMENT id continues after 3, not 2.
     const next = await exec(target, [{ sql: "INSERT INTO a (v) VALUES ('w') RETURNING id" }]);
     expect(JSON.stringify(next.body)).toContain('"id":4');
