@@ -67,10 +67,20 @@ export interface ImportBatchRequest {
   /** The import's first batch: refused unless the cluster holds no user object. */
   first: boolean;
   items: ImportItem[];
+  /**
+   * Items that are row INSERTs of the dump, and how many rows each inserts: a
+   * row SQLite refuses for a missing parent row is handed back (`held`)
+   * rather than failing the batch.
+   */
+  holdable: { item: number; rows: number }[];
+  /** The rows held must go in now, foreign keys checked at the commit (core/held-rows.ts). */
+  resolve: boolean;
 }
 
 export interface ImportBatchResponse {
   /** The batch's commit; null when it wrote nothing. */
   lsn: number | null;
+  /** Rows held back (a holdable item, its row), in the order they ran: to send with a later batch. */
+  held?: { item: number; row: number }[];
   replayed?: true;
 }

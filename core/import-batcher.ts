@@ -48,6 +48,11 @@ export interface ImportBatch {
   groupings: (Grouping | null)[];
   rows: number;
   bytes: number;
+  /**
+   * No later batch may bring the parents of rows held back (core/held-rows.ts):
+   * they go in with this one, foreign keys checked at its commit, or fail.
+   */
+  resolve?: boolean;
 }
 
 interface Group extends Grouping {
@@ -165,13 +170,39 @@ export class ImportBatcher {
   }
 }
 
-function emptyBatch(): ImportBatch {
+export function emptyBatch(): ImportBatch {
   return { items: [], spans: [], groupings: [], rows: 0, bytes: 0 };
 }
 
-function insertSql(prefix: string, width: number, rows: number): string {
+export function insertSql(prefix: string, width: number, rows: number): string {
   const tuple = `(${Array.from({ length: width }, () => "?").join(",")})`;
   return `${prefix} VALUES${Array.from({ length: rows }, () => tuple).join(",")}`;
+}
+
+/** One row INSERT of a batch: the item, the dump statement it stands for, about its bytes. */
+export interface BatchRow {
+  item: ImportItem;
+  span: Span;
+  grouping: Grouping;
+  bytes: number;
+}
+
+/** A (multi-row) INSERT of a batch as one INSERT per row, each with its own span. */
+export function splitRows(item: ImportItem, grouping: Grouping, bytes: number): BatchRow[] {
+  const { prefix, width, rows } = grouping;
+  if (item.kind !== "sql" || rows.length <= 1) {
+    return [{ item, span: rows[0] ?? { first: 0, last: 0, line: 0 }, grouping, bytes }];
+  }
+  return rows.map((span, row) => ({
+    item: {
+      kind: "sql",
+      sql: insertSql(prefix, width, 1),
+      params: item.params.slice(row * width, (row + 1) * width),
+    },
+    span,
+    grouping: { prefix, width, rows: [span] },
+    bytes: Math.ceil(bytes / rows.length),
+  }));
 }
 
 /** The same batch with every multi-row INSERT sent as one INSERT per row: the failing row is then one item. */
@@ -179,20 +210,20 @@ export function ungrouped(batch: ImportBatch): ImportBatch {
   const out = emptyBatch();
   out.rows = batch.rows;
   out.bytes = batch.bytes;
+  if (batch.resolve === true) out.resolve = true;
   batch.items.forEach((item, i) => {
     const grouping = batch.groupings[i];
-    if (grouping == null || item.kind !== "sql" || grouping.rows.length === 1) {
+    if (grouping == null) {
       out.items.push(item);
       out.spans.push(batch.spans[i] ?? { first: 0, last: 0, line: 0 });
-      out.groupings.push(grouping ?? null);
+      out.groupings.push(null);
       return;
     }
-    grouping.rows.forEach((span, row) => {
-      const params = item.params.slice(row * grouping.width, (row + 1) * grouping.width);
-      out.items.push({ kind: "sql", sql: insertSql(grouping.prefix, grouping.width, 1), params });
-      out.spans.push(span);
-      out.groupings.push({ ...grouping, rows: [span] });
-    });
+    for (const row of splitRows(item, grouping, 0)) {
+      out.items.push(row.item);
+      out.spans.push(row.span);
+      out.groupings.push(row.grouping);
+    }
   });
   return out;
 }

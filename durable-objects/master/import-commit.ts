@@ -14,20 +14,21 @@
  * directly; the commit then counts as one that wrote sqlite_sequence, so its
  * record carries the table to the replicas, as any AUTOINCREMENT insert's does.
  */
-import type { ImportBatchResponse, ImportItem } from "../../core/backup-protocol";
-import { freshCounters } from "../../core/connection-counters";
+import type {
+  ImportBatchRequest,
+  ImportBatchResponse,
+  ImportItem,
+} from "../../core/backup-protocol";
 import { ApiError } from "../../core/errors";
-import type { LogEntry, LogRecord } from "../../core/protocol";
+import type { LogRecord } from "../../core/protocol";
 import { RecordBudget } from "../../core/record-budget";
 import { isUserName } from "../../core/reserved-names";
 import type { NodeStore } from "../node-store";
 import { isCaptureTrigger } from "../sqlite/capture";
-import { ResultBudget } from "../sqlite/read";
 import { run } from "../sqlite/run";
 import type { SqlNode } from "../sqlite/schema";
-import { asSqlError } from "../sqlite/sql-errors";
-import { runWrite } from "../sqlite/write";
 import { appendCommit } from "./commit";
+import { type HeldAt, runItems } from "./import-items";
 
 export interface ImportCommitInput {
   lsn: number;
@@ -39,6 +40,8 @@ export interface ImportCommitInput {
   recordMaxBytes: number;
   first: boolean;
   items: readonly ImportItem[];
+  holdable: ImportBatchRequest["holdable"];
+  resolve: boolean;
 }
 
 export interface ImportCommitted {
@@ -68,40 +71,25 @@ export function commitImport(
   try {
     return storage.transactionSync(() => {
       if (input.first) refuseUnlessEmpty(node);
-      const budget = new ResultBudget();
-      const limits = {
-        statementMinRows: input.statementMinRows,
-        record: new RecordBudget(input.recordMaxBytes),
-      };
-      const entries: LogEntry[] = [];
-      let wroteSequence = false;
-      const counters = freshCounters();
-      input.items.forEach((item, index) => {
-        try {
-          if (item.kind === "sql") {
-            const outcome = runWrite(node, item, budget, "objects", limits, counters);
-            if (outcome.entry !== null) entries.push(outcome.entry);
-            wroteSequence ||= outcome.wroteSequence;
-          } else if (writeSequence(node, item)) {
-            // Not `||=`: the write must happen whatever came before it.
-            wroteSequence = true;
-          }
-        } catch (error) {
-          throw atItem(error, index);
-        }
-      });
-      if (entries.length === 0 && !wroteSequence) {
-        return { response: { lsn: null }, record: null, bytes: 0, responseBytes: 0 };
-      }
-      const response: ImportBatchResponse = { lsn: input.lsn };
-      return appendCommit(
+      const record = new RecordBudget(input.recordMaxBytes);
+      const { entries, wroteSequence, held } = runItems(
+        storage,
         node,
-        store,
-        input,
-        ts,
-        { entries, wroteSequence, response },
-        limits.record,
+        {
+          items: input.items,
+          holdable: new Map(input.holdable.map((h) => [h.item, h.rows])),
+          resolve: input.resolve,
+          statementMinRows: input.statementMinRows,
+          record,
+        },
+        (item) => writeSequence(node, item),
       );
+      if (entries.length === 0 && !wroteSequence) {
+        const response: ImportBatchResponse = { lsn: null, ...withHeld(held) };
+        return { response, record: null, bytes: 0, responseBytes: 0 };
+      }
+      const response: ImportBatchResponse = { lsn: input.lsn, ...withHeld(held) };
+      return appendCommit(node, store, input, ts, { entries, wroteSequence, response }, record);
     });
   } catch (error) {
     // A DDL statement that ran before the failure reloaded the cache mid-transaction.
@@ -151,9 +139,6 @@ function writeSequence(node: SqlNode, item: Exclude<ImportItem, { kind: "sql" }>
   return true;
 }
 
-/** The error of the batch's item `index`, saying which item it was. */
-function atItem(error: unknown, index: number): unknown {
-  const mapped = asSqlError(error);
-  if (!(mapped instanceof ApiError)) return error;
-  return new ApiError(mapped.code, mapped.message, { ...mapped.details, item: index }, error);
+function withHeld(held: readonly HeldAt[]): Pick<ImportBatchResponse, "held"> {
+  return held.length === 0 ? {} : { held: held.map(({ item, row }) => ({ item, row: row ?? 0 })) };
 }

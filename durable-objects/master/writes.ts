@@ -7,8 +7,10 @@
  * acks and catch-up pulls, and the master's own reads.
  */
 import type { Outcome } from "../../core/ack-book";
+import type { ImportBatchRequest, ImportBatchResponse } from "../../core/backup-protocol";
 import { planWait } from "../../core/commit-policy";
 import { ApiError, fail, ok, type Result } from "../../core/errors";
+import type { ProgramRequest, ProgramResponse } from "../../core/hrana/program";
 import type {
   AckRequest,
   ExecRequest,
@@ -22,12 +24,10 @@ import type {
 } from "../../core/protocol";
 import { runQuery } from "../sqlite/query";
 import { asSqlError } from "../sqlite/sql-errors";
-import type { ProgramRequest, ProgramResponse } from "../../core/hrana/program";
-import type { ImportBatchRequest, ImportBatchResponse } from "../../core/backup-protocol";
 import { commitLocal } from "./commit";
+import type { MasterCore } from "./core";
 import { commitImport } from "./import-commit";
 import { commitProgram } from "./program-commit";
-import type { MasterCore } from "./core";
 import { asAck } from "./relay-host";
 
 const PULL_MAX_BYTES = 4_000_000;
@@ -104,6 +104,8 @@ export class MasterWrites {
           recordMaxBytes: this.core.tunables.log_record_max_bytes,
           first: request.first,
           items: request.items,
+          holdable: request.holdable ?? [],
+          resolve: request.resolve ?? false,
         });
         if (done.record === null) return { response: done.response, plain: true, bytes: 0 };
         return this.committed(done.record, done.bytes, done.response, done.responseBytes);

@@ -14,10 +14,18 @@
  * the batches before it committed stays (docs/operations.md).
  */
 import type { ImportBatchRequest, ImportBatchResponse } from "../../core/backup-protocol";
-import { StatementSplitter, type SplitStatement } from "../../core/dump-splitter";
+import { type SplitStatement, StatementSplitter } from "../../core/dump-splitter";
 import { type DumpStatement, parseDumpStatement } from "../../core/dump-statement";
 import { ApiError, type Result } from "../../core/errors";
-import { type ImportBatch, ImportBatcher, type Span, ungrouped } from "../../core/import-batcher";
+import { type HeldRow, HeldRows, mayPassHeldRows } from "../../core/held-rows";
+import {
+  emptyBatch,
+  type ImportBatch,
+  ImportBatcher,
+  type Span,
+  splitRows,
+  ungrouped,
+} from "../../core/import-batcher";
 import { encodeBookmark } from "../../core/protocol";
 import { encodeCell } from "../../core/sql-value";
 import { onMaster } from "../cluster";
@@ -44,6 +52,8 @@ async function sha256Hex(text: string): Promise<string> {
 export class DumpImport {
   private readonly splitter = new StatementSplitter();
   private readonly batcher = new ImportBatcher();
+  /** Row INSERTs waiting for a parent row later in the dump (core/held-rows.ts). */
+  private readonly held = new HeldRows();
   private number = 0;
   private sent = 0;
   private readonly done: ImportSummary = {
@@ -102,11 +112,9 @@ export class DumpImport {
       );
       throw this.failure(cut, span, "");
     }
-    for (const batch of this.batcher.finish()) await this.send(batch);
+    await this.flush();
     // Even an empty dump is refused on a cluster that is not empty.
-    if (this.sent === 0) {
-      await this.send({ items: [], spans: [], groupings: [], rows: 0, bytes: 0 });
-    }
+    if (this.sent === 0) await this.send(emptyBatch());
     this.done.statements = this.number;
     return this.done;
   }
@@ -129,24 +137,48 @@ export class DumpImport {
         if (statement.transaction === "begin") this.open = { number: this.number, line };
         if (statement.transaction === "commit") this.open = null;
       }
+      // A statement whose effect depends on which rows are in waits for the rows held.
+      if (this.held.size > 0 && !mayPassHeldRows(statement)) await this.flush();
       this.batcher.add({ statement, number: this.number, line });
       for (const batch of this.batcher.take()) await this.send(batch);
     }
   }
 
-  private async send(batch: ImportBatch): Promise<void> {
+  /** Sends every statement read so far, and with the last batch the rows held, which must go in. */
+  private async flush(): Promise<void> {
+    const batches = this.batcher.finish();
+    if (this.held.size > 0 && batches.length === 0) batches.push(emptyBatch());
+    const last = batches[batches.length - 1];
+    if (last !== undefined) last.resolve = true;
+    for (const batch of batches) await this.send(batch);
+  }
+
+  /** Sends a batch, with the rows held back after its own items unless `alone`. */
+  private async send(unheld: ImportBatch, alone = false): Promise<void> {
+    const heldRows = alone ? [] : this.held.take();
+    const batch = withHeldRows(unheld, heldRows);
+    const holdable = batch.groupings.flatMap((g, i) =>
+      g == null ? [] : [{ item: i, rows: g.rows.length }],
+    );
+    const resolve = batch.resolve === true;
     const request: ImportBatchRequest = {
       cluster: this.cluster,
       key: `import:${this.id}:${this.sent}`,
-      requestHash: await batchHash(batch),
+      requestHash: await batchHash(batch, holdable, resolve),
       first: this.sent === 0,
       items: batch.items,
+      holdable,
+      resolve,
     };
     const result = await this.commit(request);
     if (result.ok) {
       this.sent++;
-      this.done.rows += batch.rows;
-      this.through = Math.max(this.through, ...batch.spans.map((s) => s.last));
+      const held = result.value.held ?? [];
+      for (const { item, row } of held) this.held.hold([rowOf(batch, item, row)]);
+      this.done.rows += batch.rows - held.length;
+      const waiting = new Set(held.map((h) => h.item));
+      const committed = batch.spans.filter((_, i) => !waiting.has(i)).map((s) => s.last);
+      this.through = Math.max(this.through, ...committed);
       if (result.value.lsn !== null) {
         this.done.batches++;
         this.done.lsn = result.value.lsn;
@@ -159,20 +191,46 @@ export class DumpImport {
     if (error.code === "NOT_EMPTY") throw error;
     // Only a batch that rolled back (a statement failed, or its record was too large) may be
     // sent again in another shape under its key: a commit not yet durable keeps its result there.
-    const item = error.details?.item;
-    const tooLarge = error.code === "PAYLOAD_TOO_LARGE";
-    const grouping =
-      typeof item === "number" ? batch.groupings[item] : tooLarge ? batch.groupings[0] : null;
-    if (tooLarge && batch.items.length > 1) {
-      // The batch's record is over log_record_max_bytes (a tunable): it goes in two halves.
-      for (const half of halves(batch)) await this.send(half);
+    if (error.code === "PAYLOAD_TOO_LARGE") return this.tooLarge(unheld, heldRows, error);
+    const item = typeof error.details?.item === "number" ? error.details.item : 0;
+    const row = error.details?.row;
+    const grouping = batch.groupings[item];
+    if (grouping != null && grouping.rows.length > 1) {
+      // A multi-row INSERT failed: sent again one row per statement, the failing one is named.
+      if (typeof row !== "number") return this.send(ungrouped(batch), true);
+      const one = rowOf(batch, item, row);
+      throw this.failure(withoutItem(error), one.span, one.item.kind === "sql" ? one.item.sql : "");
+    }
+    const span = batch.spans[item] ?? { first: this.number, last: this.number, line: 0 };
+    const failed = batch.items[item];
+    throw this.failure(withoutItem(error), span, failed?.kind === "sql" ? failed.sql : "");
+  }
+
+  /** A batch whose record is over log_record_max_bytes (a tunable): in halves, or without the rows held. */
+  private async tooLarge(unheld: ImportBatch, heldRows: HeldRow[], error: ApiError): Promise<void> {
+    if (unheld.items.length > 1) {
+      this.held.hold(heldRows);
+      for (const half of halves(unheld)) await this.send(half);
       return;
     }
-    // A multi-row INSERT failed: sent again one row per statement, the failing one is named.
-    if (grouping != null && grouping.rows.length > 1) return this.send(ungrouped(batch));
-    const at = typeof item === "number" ? item : 0;
-    const span = batch.spans[at] ?? { first: this.number, last: this.number, line: 0 };
-    const failed = batch.items[at];
+    if (heldRows.length > 0 && unheld.resolve !== true) {
+      // The rows held wait for a later batch, which may be smaller.
+      this.held.hold(heldRows);
+      return this.send(unheld, true);
+    }
+    if (heldRows.length > 0) {
+      const first = heldRows[0]?.span ?? { first: this.number, last: this.number, line: 0 };
+      const why = new ApiError(
+        "PAYLOAD_TOO_LARGE",
+        `${heldRows.length} rows waited for parent rows later in the dump and must go in one ` +
+          `commit, which is over log_record_max_bytes (${String(error.details?.maxBytes)}): raise ` +
+          "it for the import, or order the dump's rows so that parent rows come first",
+        { held: heldRows.length, maxBytes: error.details?.maxBytes },
+      );
+      throw this.failure(why, first, "");
+    }
+    const span = unheld.spans[0] ?? { first: this.number, last: this.number, line: 0 };
+    const failed = unheld.items[0];
     throw this.failure(withoutItem(error), span, failed?.kind === "sql" ? failed.sql : "");
   }
 
@@ -232,15 +290,49 @@ function withoutItem(error: ApiError): ApiError {
   return new ApiError(error.code, error.message, details);
 }
 
-/** What a retry of the batch must match: every item, values exact. */
-async function batchHash(batch: ImportBatch): Promise<string> {
+/** What a retry of the batch must match: every item, values exact, and what may wait. */
+async function batchHash(
+  batch: ImportBatch,
+  holdable: ImportBatchRequest["holdable"],
+  resolve: boolean,
+): Promise<string> {
   const parts = batch.items.map((item) => {
     if (item.kind === "sql")
       return `q\u001f${item.sql}\u001f${item.params.map(encodeCell).join("\u001f")}`;
     if (item.kind === "sequence") return `s\u001f${item.name}\u001f${item.seq}`;
     return "r";
   });
+  const waits = holdable.map((h) => `${h.item}:${h.rows}`).join(",");
+  parts.push(`h\u001f${waits}\u001f${resolve ? 1 : 0}`);
   return sha256Hex(parts.join("\u001e"));
+}
+
+/** Row `row` of the batch's item `item`, as an INSERT of its own. */
+function rowOf(batch: ImportBatch, item: number, row: number): HeldRow {
+  const grouping = batch.groupings[item];
+  const statement = batch.items[item];
+  if (grouping == null || statement === undefined) {
+    throw new Error(`the master held back item ${item}, which is not a row INSERT`);
+  }
+  const bytes = (batch.bytes / Math.max(batch.rows, 1)) * grouping.rows.length;
+  const rows = splitRows(statement, grouping, bytes);
+  const one = rows[row];
+  if (one === undefined)
+    throw new Error(`the master held back row ${row} of a ${rows.length}-row INSERT`);
+  return one;
+}
+
+/** The batch with the rows held back after its own items, where their parents may be. */
+function withHeldRows(batch: ImportBatch, held: readonly HeldRow[]): ImportBatch {
+  if (held.length === 0) return batch;
+  return {
+    items: [...batch.items, ...held.map((h) => h.item)],
+    spans: [...batch.spans, ...held.map((h) => h.span)],
+    groupings: [...batch.groupings, ...held.map((h) => h.grouping)],
+    rows: batch.rows + held.length,
+    bytes: batch.bytes + held.reduce((n, h) => n + h.bytes, 0),
+    ...(batch.resolve === undefined ? {} : { resolve: batch.resolve }),
+  };
 }
 
 function halves(batch: ImportBatch): ImportBatch[] {
@@ -254,6 +346,8 @@ function halves(batch: ImportBatch): ImportBatch[] {
       groupings,
       rows: groupings.reduce((n, g) => n + (g?.rows.length ?? 0), 0),
       bytes: Math.ceil(batch.bytes / 2),
+      // Rows held back may wait for the second half; only it may have to let them in.
+      ...(from > 0 && batch.resolve === true ? { resolve: true } : {}),
     };
   });
 }
