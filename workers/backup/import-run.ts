@@ -191,6 +191,13 @@ export class DumpImport {
     if (error.code === "NOT_EMPTY") throw error;
     // Only a batch that rolled back (a statement failed, or its record was too large) may be
     // sent again in another shape under its key: a commit not yet durable keeps its result there.
+    if (RETRYABLE.has(error.code)) {
+      // Still unanswered after RETRY_FOR_MS: the batch may yet commit, so it is never sent
+      // again in another shape under its key; the same dump and key resume it later.
+      const first = batch.spans[0] ?? { first: this.number, last: this.number, line: 0 };
+      const last = batch.spans[batch.spans.length - 1] ?? first;
+      throw this.failure(error, { first: first.first, last: last.last, line: first.line }, "");
+    }
     if (error.code === "PAYLOAD_TOO_LARGE") return this.tooLarge(unheld, heldRows, error);
     const item = typeof error.details?.item === "number" ? error.details.item : 0;
     const row = error.details?.row;
