@@ -5,7 +5,7 @@
  */
 import { ApiError } from "./errors";
 import { isUserName } from "./reserved-names";
-import { quoteIdent } from "./sql-lexer";
+import { quoteIdent, tokenize } from "./sql-lexer";
 import { fts5ContentColumns, fts5ContentTable, virtualTableModule } from "./virtual-table-spec";
 
 export interface SchemaObject {
@@ -100,6 +100,15 @@ export function unsupportedTable(
       { name: table.name, construct: "rowid-shadowing columns" },
     );
   }
+  if (table.kind === "table" && hasDeferredForeignKey(sql ?? "")) {
+    return new ApiError(
+      "INVALID_SQL",
+      `table ${table.name} has a foreign key DEFERRABLE INITIALLY DEFERRED: Durable Object ` +
+        "SQLite checks such a key only when the platform commits, where a violation resets " +
+        "the object instead of failing the request; declare the key without it (immediate)",
+      { name: table.name, construct: "DEFERRABLE INITIALLY DEFERRED foreign key" },
+    );
+  }
   if (table.kind === "virtual") {
     const module = virtualTableModule(sql ?? "");
     if (module !== "fts5") {
@@ -122,6 +131,18 @@ export function unsupportedTable(
     }
   }
   return null;
+}
+
+/** `DEFERRABLE INITIALLY DEFERRED` (not after NOT): SQLite's one deferred foreign key. */
+function hasDeferredForeignKey(sql: string): boolean {
+  const words = tokenize(sql).map((t) => (t.type === "word" ? t.value.toUpperCase() : ""));
+  return words.some(
+    (word, i) =>
+      word === "DEFERRED" &&
+      words[i - 1] === "INITIALLY" &&
+      words[i - 2] === "DEFERRABLE" &&
+      words[i - 3] !== "NOT",
+  );
 }
 
 /**
