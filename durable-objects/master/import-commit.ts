@@ -84,7 +84,11 @@ export function commitImport(
         },
         (item) => writeSequence(node, item),
       );
-      if (entries.length === 0 && !wroteSequence) {
+      // A batch that changed nothing (its rows all held back, DML that matched no row) is a
+      // commit all the same, with no entries: its saved result travels with it, so that an
+      // import resumed under the same key replays it instead of running it again on a
+      // cluster that has moved on.
+      if (input.items.length === 0) {
         const response: ImportBatchResponse = { lsn: null, ...withHeld(held) };
         return { response, record: null, bytes: 0, responseBytes: 0 };
       }
