@@ -20,7 +20,7 @@
 import type { DumpStatement } from "./dump-statement";
 import { ApiError } from "./errors";
 import type { BatchRow } from "./import-batcher";
-import { tokenize } from "./sql-lexer";
+import { type Token, tokenize } from "./sql-lexer";
 import { upper } from "./sql-statement";
 
 export const HELD_MAX_ROWS = 5_000;
@@ -40,14 +40,63 @@ export function mayPassHeldRows(statement: DumpStatement): boolean {
   return statement.kind === "sql" && createsObject(statement.sql);
 }
 
-/** CREATE [UNIQUE|VIRTUAL] TABLE, INDEX or VIEW: a statement that writes no rows. */
+/**
+ * CREATE [UNIQUE|VIRTUAL] TABLE, INDEX or VIEW: a statement that writes no
+ * rows. Not CREATE TABLE ... AS SELECT, which copies the rows in now.
+ */
 export function createsObject(sql: string): boolean {
-  const words = tokenize(sql)
-    .slice(0, 3)
-    .map((t) => upper(t) ?? "");
+  const tokens = tokenize(sql);
+  const words = tokens.slice(0, 3).map((t) => upper(t) ?? "");
   if (words[0] !== "CREATE") return false;
   const kind = words[1] === "UNIQUE" || words[1] === "VIRTUAL" ? words[2] : words[1];
-  return kind === "TABLE" || kind === "INDEX" || kind === "VIEW";
+  if (kind === "INDEX" || kind === "VIEW") return true;
+  return kind === "TABLE" && !hasTopLevelAs(tokens);
+}
+
+function hasTopLevelAs(tokens: readonly Token[]): boolean {
+  let depth = 0;
+  for (const token of tokens) {
+    if (token.type === "punct" && token.text === "(") depth++;
+    else if (token.type === "punct" && token.text === ")") depth--;
+    else if (depth === 0 && upper(token) === "AS") return true;
+  }
+  return false;
+}
+
+/** What a user schema holds that makes the order rows arrive in visible. */
+export interface OrderWitnesses {
+  /** A user trigger exists: it may read or write any table as each row arrives. */
+  triggers: boolean;
+  /** The CREATE TABLE statement of the table a row goes to. */
+  tableSql: string | null;
+}
+
+/**
+ * Why a row may not wait for its parent row, if it may not: a trigger sees
+ * rows in the order they arrive, and a table whose key or UNIQUE column is
+ * declared ON CONFLICT REPLACE or IGNORE keeps the last or the first of two
+ * rows with one key. Either way a row inserted later than the dump has it
+ * could leave another state than the dump's order does.
+ */
+export function whyRowsMustKeepOrder(schema: OrderWitnesses): string | null {
+  if (schema.triggers) return "a trigger exists, and sees rows in the order they arrive";
+  const words = tokenize(schema.tableSql ?? "").map((t) => upper(t) ?? "");
+  const clause = words.findIndex(
+    (w, i) => w === "CONFLICT" && (words[i + 1] === "REPLACE" || words[i + 1] === "IGNORE"),
+  );
+  if (clause < 0) return null;
+  return `its table declares ON CONFLICT ${words[clause + 1]}, so which of two rows with one key stays depends on their order`;
+}
+
+/** The table an `INSERT INTO <name>` statement names (its last name part), unquoted. */
+export function insertTarget(sql: string): string | null {
+  const tokens = tokenize(sql);
+  const into = tokens.findIndex((t) => upper(t) === "INTO");
+  if (into < 0) return null;
+  let at = into + 1;
+  if (tokens[at + 1]?.type === "punct" && tokens[at + 1]?.text === ".") at += 2;
+  const name = tokens[at];
+  return name?.type === "word" || name?.type === "quoted-ident" ? name.value : null;
 }
 
 export class HeldRows {

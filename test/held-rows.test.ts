@@ -1,7 +1,14 @@
 /** core/held-rows.ts: which dump statements rows held back may pass, and the bounds. */
 import { describe, expect, it } from "vitest";
 import { parseDumpStatement } from "../core/dump-statement";
-import { createsObject, HELD_MAX_ROWS, HeldRows, mayPassHeldRows } from "../core/held-rows";
+import {
+  createsObject,
+  HELD_MAX_ROWS,
+  HeldRows,
+  insertTarget,
+  mayPassHeldRows,
+  whyRowsMustKeepOrder,
+} from "../core/held-rows";
 import { splitRows } from "../core/import-batcher";
 
 describe("mayPassHeldRows", () => {
@@ -12,6 +19,9 @@ describe("mayPassHeldRows", () => {
     ["CREATE UNIQUE INDEX i ON t (a)", true],
     ["CREATE INDEX i ON t (a) WHERE a > 0", true],
     ["CREATE VIEW v AS SELECT * FROM t", true],
+    ["CREATE TABLE g (a, b AS (a + 1))", true],
+    ["CREATE TABLE copy AS SELECT * FROM t", false],
+    ["CREATE TABLE IF NOT EXISTS copy AS SELECT * FROM t", false],
     ["BEGIN TRANSACTION", true],
     ["CREATE TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END", false],
     ["UPDATE t SET a = 1", false],
@@ -28,6 +38,31 @@ describe("mayPassHeldRows", () => {
     expect(createsObject("-- CREATE TABLE x\nDELETE FROM t")).toBe(false);
     expect(createsObject("'CREATE TABLE'")).toBe(false);
     expect(createsObject("CREATE /* a */ TABLE x (a)")).toBe(true);
+  });
+});
+
+describe("whyRowsMustKeepOrder", () => {
+  it("lets rows wait unless a trigger exists or their table keeps the first or last of two", () => {
+    const plain = "CREATE TABLE c (id INTEGER PRIMARY KEY, p REFERENCES p (id), v UNIQUE)";
+    expect(whyRowsMustKeepOrder({ triggers: false, tableSql: plain })).toBeNull();
+    expect(whyRowsMustKeepOrder({ triggers: false, tableSql: null })).toBeNull();
+    expect(whyRowsMustKeepOrder({ triggers: true, tableSql: plain })).toMatch(/trigger/);
+    for (const clause of ["REPLACE", "ignore"]) {
+      const sql = `CREATE TABLE c (id INTEGER PRIMARY KEY ON CONFLICT ${clause}, p)`;
+      expect(whyRowsMustKeepOrder({ triggers: false, tableSql: sql })).toMatch(
+        new RegExp(`ON CONFLICT ${clause.toUpperCase()}`),
+      );
+    }
+    // ABORT, FAIL and ROLLBACK fail the import whichever row comes first; a name is a name.
+    const abort = 'CREATE TABLE c (id PRIMARY KEY ON CONFLICT ABORT, "conflict replace")';
+    expect(whyRowsMustKeepOrder({ triggers: false, tableSql: abort })).toBeNull();
+  });
+
+  it("reads the table an INSERT names", () => {
+    expect(insertTarget('INSERT INTO "my table"("a") VALUES(?)')).toBe("my table");
+    expect(insertTarget("INSERT INTO main.t VALUES(?)")).toBe("t");
+    expect(insertTarget("insert into [x] values(1)")).toBe("x");
+    expect(insertTarget("SELECT 1")).toBeNull();
   });
 });
 

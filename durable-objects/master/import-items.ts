@@ -15,7 +15,14 @@
 import type { ImportItem } from "../../core/backup-protocol";
 import { freshCounters } from "../../core/connection-counters";
 import { ApiError } from "../../core/errors";
-import { createsObject } from "../../core/held-rows";
+import {
+  createsObject,
+  insertTarget,
+  type OrderWitnesses,
+  whyRowsMustKeepOrder,
+} from "../../core/held-rows";
+import { isUserName } from "../../core/reserved-names";
+import { isCaptureTrigger } from "../sqlite/capture";
 import { insertSql } from "../../core/import-batcher";
 import { asciiLower } from "../../core/sql-lexer";
 import type { LogEntry } from "../../core/protocol";
@@ -81,15 +88,20 @@ export function runItems(
       throw atItem(error, at);
     }
   };
-  /** Runs a row INSERT on its own savepoint; false if it waits for a parent row. */
+  /**
+   * Runs a row INSERT on its own savepoint; false if it waits for a parent row.
+   * Only a row whose order cannot show may wait: otherwise SQLite's error stands.
+   */
   const attempt = (held: HeldAt): boolean => {
     try {
       storage.transactionSync(() => run(held.statement, held));
       return true;
     } catch (error) {
       // A row INSERT changes no schema: the cache stays.
-      if (waitsForParent(node, error)) return false;
-      throw error;
+      if (!waitsForParent(node, error)) throw error;
+      const why = whyRowsMustKeepOrder(orderWitnesses(node, held.statement));
+      if (why === null) return false;
+      throw mustKeepOrder(error, why);
     }
   };
   /**
@@ -138,6 +150,29 @@ function waitsForParent(node: SqlNode, error: unknown): boolean {
   const missing = /no such table: main\.(.+?)(?:: SQLITE_ERROR|$)/.exec(message)?.[1];
   if (missing === undefined) return false;
   return node.schema.foreignKeyTables().has(asciiLower(missing));
+}
+
+function orderWitnesses(node: SqlNode, item: ImportItem): OrderWitnesses {
+  const objects = node.schema.objects();
+  const triggers = objects.some(
+    (o) => o.type === "trigger" && isUserName(o.name) && !isCaptureTrigger(o.name),
+  );
+  const target = item.kind === "sql" ? insertTarget(item.sql) : null;
+  const name = target === null ? null : asciiLower(target);
+  const table = objects.find((o) => o.type === "table" && asciiLower(o.name) === name);
+  return { triggers, tableSql: table?.sql ?? null };
+}
+
+/** SQLite's refusal of a row that may not wait, saying why it may not. */
+function mustKeepOrder(error: unknown, why: string): unknown {
+  if (!(error instanceof ApiError)) return error;
+  return new ApiError(
+    error.code,
+    `${error.message}; its parent may come later in the dump, but this row cannot wait for ` +
+      `it: ${why}. Order the dump's rows so that parent rows come first`,
+    error.details,
+    error,
+  );
 }
 
 /**
