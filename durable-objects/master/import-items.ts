@@ -15,23 +15,20 @@
 import type { ImportItem } from "../../core/backup-protocol";
 import { freshCounters } from "../../core/connection-counters";
 import { ApiError } from "../../core/errors";
-import {
-  createsObject,
-  insertTarget,
-  type OrderWitnesses,
-  whyRowsMustKeepOrder,
-} from "../../core/held-rows";
-import { isUserName } from "../../core/reserved-names";
-import { isCaptureTrigger } from "../sqlite/capture";
+import { createsObject, whyRowsMustKeepOrder } from "../../core/held-rows";
 import { insertSql } from "../../core/import-batcher";
-import { asciiLower } from "../../core/sql-lexer";
 import type { LogEntry } from "../../core/protocol";
 import type { RecordBudget } from "../../core/record-budget";
-import { isForeignKeyError } from "../sqlite/apply";
 import { ResultBudget } from "../sqlite/read";
 import type { SqlNode } from "../sqlite/schema";
 import { asSqlError } from "../sqlite/sql-errors";
 import { runWrite } from "../sqlite/write";
+import {
+  mustKeepOrder,
+  orderWitnesses,
+  refuseForeignKeyActions,
+  waitsForParent,
+} from "./import-checks";
 
 /** Passes over the rows waiting at the end of a batch; the rest wait for the next, or go in together. */
 const MAX_PASSES = 4;
@@ -132,47 +129,11 @@ export function runItems(
     }
     // A statement whose effect may depend on which rows are in runs after them.
     if (out.held.length > 0 && !(item.kind === "sql" && createsObject(item.sql))) settle(true);
+    if (item.kind === "sql") refuseForeignKeyActions(node, item, index);
     run(item, { item: index });
   });
   settle(input.resolve);
   return out;
-}
-
-/**
- * Whether SQLite refused a row for a parent it does not hold yet: a missing
- * parent row, or a missing parent table (`sqlite3 .dump` creates each table
- * of a cycle just before its rows). Holding a row wrongly only delays its
- * error: every row held goes again before the import ends.
- */
-function waitsForParent(node: SqlNode, error: unknown): boolean {
-  if (isForeignKeyError(error)) return true;
-  const message = error instanceof Error ? error.message : "";
-  const missing = /no such table: main\.(.+?)(?:: SQLITE_ERROR|$)/.exec(message)?.[1];
-  if (missing === undefined) return false;
-  return node.schema.foreignKeyTables().has(asciiLower(missing));
-}
-
-function orderWitnesses(node: SqlNode, item: ImportItem): OrderWitnesses {
-  const objects = node.schema.objects();
-  const triggers = objects.some(
-    (o) => o.type === "trigger" && isUserName(o.name) && !isCaptureTrigger(o.name),
-  );
-  const target = item.kind === "sql" ? insertTarget(item.sql) : null;
-  const name = target === null ? null : asciiLower(target);
-  const table = objects.find((o) => o.type === "table" && asciiLower(o.name) === name);
-  return { triggers, tableSql: table?.sql ?? null };
-}
-
-/** SQLite's refusal of a row that may not wait, saying why it may not. */
-function mustKeepOrder(error: unknown, why: string): unknown {
-  if (!(error instanceof ApiError)) return error;
-  return new ApiError(
-    error.code,
-    `${error.message}; its parent may come later in the dump, but this row cannot wait for ` +
-      `it: ${why}. Order the dump's rows so that parent rows come first`,
-    error.details,
-    error,
-  );
 }
 
 /**
