@@ -31,6 +31,12 @@ export function sseStream(
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const send = (text: string) => writer.write(encoder.encode(text));
+  // The client going away cancels the body, which errors this side: the loop
+  // stops at once instead of asking its node for pages until a write fails.
+  let gone = false;
+  writer.closed.catch(() => {
+    gone = true;
+  });
   const run = async () => {
     await send(`retry: ${RETRY_MS}\n\n`);
     let page: ChangesPage = first;
@@ -53,6 +59,7 @@ export function sseStream(
         await send(": keep-alive\n\n");
         quietSince = Date.now();
       }
+      if (gone) return;
       try {
         page = await next(after);
       } catch (error) {
