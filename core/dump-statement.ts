@@ -16,7 +16,8 @@
  * A literal becomes the value SQLite would read from it: an integer within 64
  * bits an INTEGER, beyond them a REAL; a decimal with a point or an exponent
  * a REAL (JS reads it as the nearest double, as SQLite does: 9.0e+999 is
- * Inf); '...' TEXT; X'...' a BLOB; CAST(X'...' AS TEXT) TEXT of those bytes.
+ * Inf); '...' TEXT; X'...' a BLOB; CAST(X'...' AS TEXT) TEXT of those bytes;
+ * replace('...','\n',char(10)) (sqlite3's TEXT with a newline) that TEXT.
  */
 import { ApiError } from "./errors";
 import { type Token, tokenize } from "./sql-lexer";
@@ -208,6 +209,8 @@ function parseLiteral(
     const value = numberValue(sign, number.text);
     return value === undefined ? null : span(value, number, at + (sign === "" ? 1 : 2));
   }
+  const replaced = parseReplace(tokens, at);
+  if (replaced !== null) return span(replaced.text, replaced.last, replaced.next);
   // CAST(X'..' AS TEXT): TEXT holding exactly those bytes, valid UTF-8 or not.
   const [open, blob, as, type, close] = tokens.slice(at + 1, at + 6);
   if (
@@ -221,6 +224,31 @@ function parseLiteral(
     return span({ textBytes: fromHex(blob.value) }, close, at + 6);
   }
   return null;
+}
+
+/**
+ * `replace('a\nb','\n',char(10))`, nested for '\r' too: how `sqlite3 .dump`
+ * writes TEXT holding a newline or carriage return. Its value is what
+ * SQLite's replace() makes of it: every occurrence, left to right.
+ */
+function parseReplace(
+  tokens: readonly Token[],
+  at: number,
+): { text: string; last: Token; next: number } | null {
+  if (upper(tokens[at]) !== "REPLACE" || tokens[at + 1]?.text !== "(") return null;
+  const inner = tokens[at + 2];
+  const nested = parseReplace(tokens, at + 2);
+  const text = nested?.text ?? (inner?.type === "string" ? inner.value : null);
+  if (text === null) return null;
+  let i = nested?.next ?? at + 3;
+  const [comma1, from, comma2, char, open, code, close, end] = tokens.slice(i, i + 8);
+  if (comma1?.text !== "," || from?.type !== "string" || comma2?.text !== ",") return null;
+  if (upper(char) !== "CHAR" || open?.text !== "(" || code?.type !== "number") return null;
+  if (!/^\d+$/.test(code.text) || close?.text !== ")" || end?.text !== ")") return null;
+  const point = Number(code.text);
+  if (from.value === "" || point > 0x10ffff || (point >= 0xd800 && point <= 0xdfff)) return null;
+  i += 8;
+  return { text: text.replaceAll(from.value, String.fromCodePoint(point)), last: end, next: i };
 }
 
 /** A decimal literal's value as SQLite reads it; undefined for hex or digit separators. */

@@ -143,6 +143,22 @@ describe("a dump's statements", () => {
     expect(() => parseDumpStatement("PRAGMA writable_schema=ON")).toThrow(/CREATE VIRTUAL TABLE/);
   });
 
+  it("reads TEXT as sqlite3 .dump writes a newline or carriage return in it", () => {
+    const values = (sql: string) => {
+      const statement = parseDumpStatement(sql);
+      return statement.kind === "insert" ? statement.rows[0]?.map((v) => v.value) : statement.kind;
+    };
+    expect(values("INSERT INTO t VALUES(replace('a\\nb\\n','\\n',char(10)))")).toEqual(["a\nb\n"]);
+    expect(
+      values("INSERT INTO t VALUES(1,replace(replace('x\\r\\ny','\\r',char(13)),'\\n',char(10)))"),
+    ).toEqual([1n, "x\r\ny"]);
+    // Only that shape: anything else is SQL for the guard to run.
+    expect(values("INSERT INTO t VALUES(replace('a','',char(10)))")).toBe("sql");
+    expect(values("INSERT INTO t VALUES(replace('a','a',char(55296)))")).toBe("sql");
+    expect(values("INSERT INTO t VALUES(replace(x'00','a',char(10)))")).toBe("sql");
+    expect(values("INSERT INTO t VALUES(replace('a','a',char(10),1))")).toBe("sql");
+  });
+
   it("read sqlite_sequence's lines, and nothing but their exact shape", () => {
     expect(parseDumpStatement("DELETE FROM sqlite_sequence")).toEqual({ kind: "sequence-reset" });
     expect(
