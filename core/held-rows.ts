@@ -19,7 +19,7 @@
  */
 import type { DumpStatement } from "./dump-statement";
 import { ApiError } from "./errors";
-import type { BatchRow } from "./import-batcher";
+import { type BatchRow, type Grouping, type ImportBatch, splitRows } from "./import-batcher";
 import { type Token, tokenize } from "./sql-lexer";
 import { upper } from "./sql-statement";
 
@@ -107,6 +107,13 @@ export class HeldRows {
     return this.rows.length;
   }
 
+  /** The first statement of the dump among the rows held; null when none is. */
+  firstStatement(): number | null {
+    let first: number | null = null;
+    for (const row of this.rows) first = Math.min(first ?? row.span.first, row.span.first);
+    return first;
+  }
+
   /** Takes every row held, to send with the next batch. */
   take(): HeldRow[] {
     const out = this.rows;
@@ -132,4 +139,54 @@ export class HeldRows {
       { held: this.rows.length, heldBytes: this.bytes, line: first?.span.line ?? 0 },
     );
   }
+}
+
+/** Row `row` of the batch's item `item`, as an INSERT of its own. */
+export function rowOf(batch: ImportBatch, item: number, row: number): HeldRow {
+  const grouping = batch.groupings[item];
+  const statement = batch.items[item];
+  if (grouping == null || statement === undefined) {
+    throw new Error(`the master held back item ${item}, which is not a row INSERT`);
+  }
+  const bytes = (batch.bytes / Math.max(batch.rows, 1)) * grouping.rows.length;
+  const rows = splitRows(statement, grouping, bytes);
+  const one = rows[row];
+  if (one === undefined)
+    throw new Error(`the master held back row ${row} of a ${rows.length}-row INSERT`);
+  return one;
+}
+
+/**
+ * The batch with the rows held back among its items: after its rows, tables
+ * and indexes (where their parents may be), before its first other statement
+ * (DML, a trigger, sqlite_sequence), before which the master lets them in.
+ */
+export function withHeldRows(batch: ImportBatch, held: readonly HeldRow[]): ImportBatch {
+  if (held.length === 0) return batch;
+  const barrier = batch.items.findIndex(
+    (item, i) => batch.groupings[i] == null && !(item.kind === "sql" && createsObject(item.sql)),
+  );
+  const at = barrier < 0 ? batch.items.length : barrier;
+  const splice = <T>(mine: readonly T[], theirs: readonly T[]) => [
+    ...mine.slice(0, at),
+    ...theirs,
+    ...mine.slice(at),
+  ];
+  return {
+    items: splice(
+      batch.items,
+      held.map((h) => h.item),
+    ),
+    spans: splice(
+      batch.spans,
+      held.map((h) => h.span),
+    ),
+    groupings: splice<Grouping | null>(
+      batch.groupings,
+      held.map((h) => h.grouping),
+    ),
+    rows: batch.rows + held.length,
+    bytes: batch.bytes + held.reduce((n, h) => n + h.bytes, 0),
+    ...(batch.resolve === undefined ? {} : { resolve: batch.resolve }),
+  };
 }

@@ -252,3 +252,21 @@ function wideRow(prefix: string, sql: string, row: readonly DumpValue[]): Import
   });
   return { kind: "sql", sql: `${prefix} VALUES(${parts.join(",")})`, params };
 }
+
+/** A batch in two, item by item: for a record over log_record_max_bytes. */
+export function halves(batch: ImportBatch): ImportBatch[] {
+  const middle = Math.ceil(batch.items.length / 2);
+  return [0, middle].map((from) => {
+    const to = from === 0 ? middle : batch.items.length;
+    const groupings = batch.groupings.slice(from, to);
+    return {
+      items: batch.items.slice(from, to),
+      spans: batch.spans.slice(from, to),
+      groupings,
+      rows: groupings.reduce((n, g) => n + (g?.rows.length ?? 0), 0),
+      bytes: Math.ceil(batch.bytes / 2),
+      // Rows held back may wait for the second half; only it may have to let them in.
+      ...(from > 0 && batch.resolve === true ? { resolve: true } : {}),
+    };
+  });
+}

@@ -17,6 +17,7 @@ import { freshCounters } from "../../core/connection-counters";
 import { ApiError } from "../../core/errors";
 import { createsObject, whyRowsMustKeepOrder } from "../../core/held-rows";
 import { insertSql } from "../../core/import-batcher";
+import { asciiLower } from "../../core/sql-lexer";
 import type { LogEntry } from "../../core/protocol";
 import type { RecordBudget } from "../../core/record-budget";
 import { ResultBudget } from "../sqlite/read";
@@ -89,13 +90,13 @@ export function runItems(
    * Runs a row INSERT on its own savepoint; false if it waits for a parent row.
    * Only a row whose order cannot show may wait: otherwise SQLite's error stands.
    */
-  const attempt = (held: HeldAt): boolean => {
+  const attempt = (held: HeldAt, retry = false): boolean => {
     try {
       storage.transactionSync(() => run(held.statement, held));
       return true;
     } catch (error) {
       // A row INSERT changes no schema: the cache stays.
-      if (!waitsForParent(node, error)) throw error;
+      if (!waitsForParent(node, error)) throw retry ? wentInLate(error) : error;
       const why = whyRowsMustKeepOrder(orderWitnesses(node, held.statement));
       if (why === null) return false;
       throw mustKeepOrder(error, why);
@@ -111,7 +112,7 @@ export function runItems(
       if (out.held.length === 0 || out.held.length === before) break;
       before = out.held.length;
       const order = pass % 2 === 0 ? out.held : [...out.held].reverse();
-      const waiting = new Set(order.filter((held) => !attempt(held)));
+      const waiting = new Set(order.filter((held) => !attempt(held, true)));
       out.held = out.held.filter((held) => waiting.has(held));
     }
     if (out.held.length === 0 || !resolve) return;
@@ -167,13 +168,21 @@ function resolveTogether(
   run: (item: ImportItem, at: HeldAt) => LogEntry | null,
 ): void {
   const heldByRow = new Map<string, HeldAt>();
+  const tableOf = new Map<HeldAt, string>();
   try {
     storage.transactionSync(() => {
       node.sql.exec("PRAGMA defer_foreign_keys = ON").toArray();
       for (const one of held) {
-        const entry = run(one.statement, one);
+        let entry: LogEntry | null;
+        try {
+          entry = run(one.statement, one);
+        } catch (error) {
+          throw wentInLate(error);
+        }
         if (entry?.kind !== "rows") continue;
         for (const change of entry.changes) heldByRow.set(`${change.t}\u0000${change.nk}`, one);
+        const table = entry.changes[0]?.t;
+        if (table !== undefined) tableOf.set(one, asciiLower(table));
       }
       const violations = node.sql
         .exec<{ child: string; rowid: string | null; parent: string }>(
@@ -183,9 +192,14 @@ function resolveTogether(
       const first = violations[0];
       if (first === undefined) return;
       const at =
-        (first.rowid === null ? undefined : heldByRow.get(`${first.child}\u0000i${first.rowid}`)) ??
-        held[0];
-      const which = first.rowid === null ? "" : ` with rowid ${first.rowid}`;
+        (first.rowid === null
+          ? held.find((one) => tableOf.get(one) === asciiLower(first.child))
+          : heldByRow.get(`${first.child}\u0000i${first.rowid}`)) ?? held[0];
+      // SQLite names no row of a WITHOUT ROWID table: the first of its rows waiting is named.
+      const which =
+        first.rowid === null
+          ? " (WITHOUT ROWID: SQLite does not say which row; the first of that table's rows still waiting is named)"
+          : ` with rowid ${first.rowid}`;
       throw new ApiError(
         "INVALID_SQL",
         `FOREIGN KEY constraint failed: ${violations.length} row(s) name a parent row the dump ` +
@@ -205,6 +219,22 @@ function resolveTogether(
     // A connection setting, not rolled back with the savepoint.
     node.sql.exec("PRAGMA defer_foreign_keys = OFF").toArray();
   }
+}
+
+/**
+ * SQLite's refusal of a row that waited for its parent row (a UNIQUE key, a
+ * CHECK), saying that it went in after rows the dump has after it: one of
+ * those may be the row sqlite3 would have refused instead.
+ */
+function wentInLate(error: unknown): unknown {
+  if (!(error instanceof ApiError)) return error;
+  return new ApiError(
+    error.code,
+    `${error.message} (this row waited for its parent row and went in after rows that come ` +
+      "later in the dump: the row it conflicts with may be one of those)",
+    error.details,
+    error,
+  );
 }
 
 /** The error of the batch's item (and row) `at`, saying which it was. */

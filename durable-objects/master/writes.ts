@@ -92,6 +92,16 @@ export class MasterWrites {
    * the same slots, saved results and waiter, under the batch's own key.
    */
   async importBatch(request: ImportBatchRequest): Promise<Result<ImportBatchResponse>> {
+    const store = this.core.store;
+    if (store.findResult(request.key) === null && store.findResult(`${request.key}.0`) !== null) {
+      // Sent again by a resumed import: the first time it was over log_record_max_bytes and
+      // went in halves (workers/backup/import-run.ts), which are what must be replayed.
+      return this.failed(
+        new ApiError("PAYLOAD_TOO_LARGE", "this import batch went in halves: send its halves", {
+          split: true,
+        }),
+      );
+    }
     try {
       return await this.write(request.cluster, request.key, request.requestHash, () => {
         const done = commitImport(this.core.ctx.storage, this.core.node, this.core.store, {

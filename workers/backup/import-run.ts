@@ -17,13 +17,13 @@ import type { ImportBatchRequest, ImportBatchResponse } from "../../core/backup-
 import { type SplitStatement, StatementSplitter } from "../../core/dump-splitter";
 import { type DumpStatement, parseDumpStatement } from "../../core/dump-statement";
 import { ApiError, type Result } from "../../core/errors";
-import { type HeldRow, HeldRows, mayPassHeldRows } from "../../core/held-rows";
+import { type HeldRow, HeldRows, mayPassHeldRows, rowOf, withHeldRows } from "../../core/held-rows";
 import {
   emptyBatch,
+  halves,
   type ImportBatch,
   ImportBatcher,
   type Span,
-  splitRows,
   ungrouped,
 } from "../../core/import-batcher";
 import { encodeBookmark } from "../../core/protocol";
@@ -66,6 +66,8 @@ export class DumpImport {
   };
   /** The last statement of the dump that a committed batch holds. */
   private through = 0;
+  /** The first statement of the rows held back, which are not committed yet. */
+  private waitingFrom: number | null = null;
   /** The dump's own BEGIN TRANSACTION, not yet closed by its COMMIT. */
   private open: { number: number; line: number } | null = null;
 
@@ -153,8 +155,18 @@ export class DumpImport {
     for (const batch of batches) await this.send(batch);
   }
 
-  /** Sends a batch, with the rows held back after its own items unless `alone`. */
-  private async send(unheld: ImportBatch, alone = false): Promise<void> {
+  /**
+   * Sends a batch, with the rows held back among its items unless `alone`,
+   * under its slot's key: the next one for a batch of the dump, one derived
+   * from it for its halves, so that a resumed import splits and replays alike.
+   */
+  private async send(unheld: ImportBatch, alone = false, slot?: Slot): Promise<void> {
+    const at = slot ?? { key: `import:${this.id}:${this.sent}`, first: this.sent === 0 };
+    await this.sendAt(unheld, alone, at);
+    if (slot === undefined) this.sent++;
+  }
+
+  private async sendAt(unheld: ImportBatch, alone: boolean, at: Slot): Promise<void> {
     const heldRows = alone ? [] : this.held.take();
     const batch = withHeldRows(unheld, heldRows);
     const holdable = batch.groupings.flatMap((g, i) =>
@@ -163,22 +175,22 @@ export class DumpImport {
     const resolve = batch.resolve === true;
     const request: ImportBatchRequest = {
       cluster: this.cluster,
-      key: `import:${this.id}:${this.sent}`,
+      key: at.key,
       requestHash: await batchHash(batch, holdable, resolve),
-      first: this.sent === 0,
+      first: at.first,
       items: batch.items,
       holdable,
       resolve,
     };
     const result = await this.commit(request);
     if (result.ok) {
-      this.sent++;
       const held = result.value.held ?? [];
       for (const { item, row } of held) this.held.hold([rowOf(batch, item, row)]);
       this.done.rows += batch.rows - held.length;
       const waiting = new Set(held.map((h) => h.item));
       const committed = batch.spans.filter((_, i) => !waiting.has(i)).map((s) => s.last);
       this.through = Math.max(this.through, ...committed);
+      this.waitingFrom = this.held.firstStatement();
       if (result.value.lsn !== null) {
         this.done.batches++;
         this.done.lsn = result.value.lsn;
@@ -198,13 +210,13 @@ export class DumpImport {
       const last = batch.spans[batch.spans.length - 1] ?? first;
       throw this.failure(error, { first: first.first, last: last.last, line: first.line }, "");
     }
-    if (error.code === "PAYLOAD_TOO_LARGE") return this.tooLarge(unheld, heldRows, error);
+    if (error.code === "PAYLOAD_TOO_LARGE") return this.tooLarge(unheld, heldRows, error, at);
     const item = typeof error.details?.item === "number" ? error.details.item : 0;
     const row = error.details?.row;
     const grouping = batch.groupings[item];
     if (grouping != null && grouping.rows.length > 1) {
       // A multi-row INSERT failed: sent again one row per statement, the failing one is named.
-      if (typeof row !== "number") return this.send(ungrouped(batch), true);
+      if (typeof row !== "number") return this.sendAt(ungrouped(batch), true, at);
       const one = rowOf(batch, item, row);
       throw this.failure(withoutItem(error), one.span, one.item.kind === "sql" ? one.item.sql : "");
     }
@@ -214,16 +226,25 @@ export class DumpImport {
   }
 
   /** A batch whose record is over log_record_max_bytes (a tunable): in halves, or without the rows held. */
-  private async tooLarge(unheld: ImportBatch, heldRows: HeldRow[], error: ApiError): Promise<void> {
+  private async tooLarge(
+    unheld: ImportBatch,
+    heldRows: HeldRow[],
+    error: ApiError,
+    at: Slot,
+  ): Promise<void> {
     if (unheld.items.length > 1) {
       this.held.hold(heldRows);
-      for (const half of halves(unheld)) await this.send(half);
+      const [first, second] = halves(unheld);
+      if (first !== undefined)
+        await this.send(first, false, { key: `${at.key}.0`, first: at.first });
+      if (second !== undefined)
+        await this.send(second, false, { key: `${at.key}.1`, first: false });
       return;
     }
     if (heldRows.length > 0 && unheld.resolve !== true) {
       // The rows held wait for a later batch, which may be smaller.
       this.held.hold(heldRows);
-      return this.send(unheld, true);
+      return this.sendAt(unheld, true, at);
     }
     if (heldRows.length > 0) {
       const first = heldRows[0]?.span ?? { first: this.number, last: this.number, line: 0 };
@@ -257,14 +278,28 @@ export class DumpImport {
     }
   }
 
+  /** Every statement up to this one is committed: not past a row still waiting for its parent. */
+  private committedThrough(): number {
+    return this.waitingFrom === null ? this.through : Math.min(this.through, this.waitingFrom - 1);
+  }
+
   private committed(): string {
-    if (this.through === 0) return "nothing was committed";
-    return `statements 1-${this.through} are committed, through LSN ${this.done.lsn}`;
+    const through = this.committedThrough();
+    if (through <= 0) {
+      return this.done.lsn === null
+        ? "nothing was committed"
+        : `through LSN ${this.done.lsn} (rows only)`;
+    }
+    return `statements 1-${through} are committed, through LSN ${this.done.lsn}`;
   }
 
   private details(): Record<string, unknown> {
     return {
-      committed: { lsn: this.done.lsn, statements: this.through, rows: this.done.rows },
+      committed: {
+        lsn: this.done.lsn,
+        statements: Math.max(0, this.committedThrough()),
+        rows: this.done.rows,
+      },
     };
   }
 
@@ -274,7 +309,7 @@ export class DumpImport {
         ? `statement ${span.first}`
         : `statements ${span.first}-${span.last}`;
     const next =
-      this.through === 0
+      this.done.lsn === null
         ? "nothing was committed"
         : `${this.committed()}; send the dump again with the same Idempotency-Key to resume after fixing it, or import into a new cluster`;
     return new ApiError(
@@ -297,6 +332,12 @@ function withoutItem(error: ApiError): ApiError {
   return new ApiError(error.code, error.message, details);
 }
 
+/** The key a batch (or half of one) commits under, and whether it is the import's first commit. */
+interface Slot {
+  key: string;
+  first: boolean;
+}
+
 /** What a retry of the batch must match: every item, values exact, and what may wait. */
 async function batchHash(
   batch: ImportBatch,
@@ -312,49 +353,4 @@ async function batchHash(
   const waits = holdable.map((h) => `${h.item}:${h.rows}`).join(",");
   parts.push(`h\u001f${waits}\u001f${resolve ? 1 : 0}`);
   return sha256Hex(parts.join("\u001e"));
-}
-
-/** Row `row` of the batch's item `item`, as an INSERT of its own. */
-function rowOf(batch: ImportBatch, item: number, row: number): HeldRow {
-  const grouping = batch.groupings[item];
-  const statement = batch.items[item];
-  if (grouping == null || statement === undefined) {
-    throw new Error(`the master held back item ${item}, which is not a row INSERT`);
-  }
-  const bytes = (batch.bytes / Math.max(batch.rows, 1)) * grouping.rows.length;
-  const rows = splitRows(statement, grouping, bytes);
-  const one = rows[row];
-  if (one === undefined)
-    throw new Error(`the master held back row ${row} of a ${rows.length}-row INSERT`);
-  return one;
-}
-
-/** The batch with the rows held back after its own items, where their parents may be. */
-function withHeldRows(batch: ImportBatch, held: readonly HeldRow[]): ImportBatch {
-  if (held.length === 0) return batch;
-  return {
-    items: [...batch.items, ...held.map((h) => h.item)],
-    spans: [...batch.spans, ...held.map((h) => h.span)],
-    groupings: [...batch.groupings, ...held.map((h) => h.grouping)],
-    rows: batch.rows + held.length,
-    bytes: batch.bytes + held.reduce((n, h) => n + h.bytes, 0),
-    ...(batch.resolve === undefined ? {} : { resolve: batch.resolve }),
-  };
-}
-
-function halves(batch: ImportBatch): ImportBatch[] {
-  const middle = Math.ceil(batch.items.length / 2);
-  return [0, middle].map((from) => {
-    const to = from === 0 ? middle : batch.items.length;
-    const groupings = batch.groupings.slice(from, to);
-    return {
-      items: batch.items.slice(from, to),
-      spans: batch.spans.slice(from, to),
-      groupings,
-      rows: groupings.reduce((n, g) => n + (g?.rows.length ?? 0), 0),
-      bytes: Math.ceil(batch.bytes / 2),
-      // Rows held back may wait for the second half; only it may have to let them in.
-      ...(from > 0 && batch.resolve === true ? { resolve: true } : {}),
-    };
-  });
 }
