@@ -192,6 +192,12 @@ export class NodeStore {
     };
   }
 
+  /** Whether a result is saved under any key that starts with `prefix` (the parts of an import batch). */
+  hasResultUnder(prefix: string): boolean {
+    for (const _ of this.kv.list({ prefix: resultKey(prefix), limit: 1 })) return true;
+    return false;
+  }
+
   saveResult(result: SavedResult, createdAt: number): void {
     const head: ResultHead = { requestHash: result.requestHash, lsn: result.lsn, createdAt };
     putText(this.kv, resultKey(result.key), head, result.response);

@@ -93,11 +93,11 @@ export class MasterWrites {
    */
   async importBatch(request: ImportBatchRequest): Promise<Result<ImportBatchResponse>> {
     const store = this.core.store;
-    if (store.findResult(request.key) === null && store.findResult(`${request.key}.0`) !== null) {
+    if (store.findResult(request.key) === null && store.hasResultUnder(`${request.key}.`)) {
       // Sent again by a resumed import: the first time it was over log_record_max_bytes and
-      // went in halves (workers/backup/import-run.ts), which are what must be replayed.
+      // went in parts (workers/backup/import-run.ts), which are what must be replayed.
       return this.failed(
-        new ApiError("PAYLOAD_TOO_LARGE", "this import batch went in halves: send its halves", {
+        new ApiError("PAYLOAD_TOO_LARGE", "this import batch went in parts: send its parts", {
           split: true,
         }),
       );

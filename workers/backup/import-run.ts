@@ -226,25 +226,39 @@ export class DumpImport {
   }
 
   /** A batch whose record is over log_record_max_bytes (a tunable): in halves, or without the rows held. */
+  /**
+   * A batch whose record is over log_record_max_bytes (a tunable): in halves,
+   * a multi-row INSERT row by row, the rows held apart from the batch. Every
+   * part commits under a key derived from the batch's, and the choice depends
+   * on the batch alone, so that a resumed import (told by the master that the
+   * batch went in parts) makes the same parts and replays them.
+   */
   private async tooLarge(
     unheld: ImportBatch,
     heldRows: HeldRow[],
     error: ApiError,
     at: Slot,
   ): Promise<void> {
+    const part = (n: number, first: boolean): Slot => ({ key: `${at.key}.${n}`, first });
     if (unheld.items.length > 1) {
       this.held.hold(heldRows);
       const [first, second] = halves(unheld);
-      if (first !== undefined)
-        await this.send(first, false, { key: `${at.key}.0`, first: at.first });
-      if (second !== undefined)
-        await this.send(second, false, { key: `${at.key}.1`, first: false });
+      if (first !== undefined) await this.send(first, false, part(0, at.first));
+      if (second !== undefined) await this.send(second, false, part(1, false));
       return;
     }
-    if (heldRows.length > 0 && unheld.resolve !== true) {
-      // The rows held wait for a later batch, which may be smaller.
+    const grouping = unheld.groupings[0];
+    if (grouping != null && grouping.rows.length > 1) {
+      return this.tooLarge(ungrouped(unheld), heldRows, error, at);
+    }
+    if (heldRows.length > 0 && unheld.items.length > 0) {
+      // The batch's one statement alone; the rows held wait for the next batch, or go in
+      // on their own when this one was to let them in.
       this.held.hold(heldRows);
-      return this.sendAt(unheld, true, at);
+      await this.send({ ...unheld, resolve: false }, true, part(0, at.first));
+      if (unheld.resolve === true)
+        await this.send({ ...emptyBatch(), resolve: true }, false, part(1, false));
+      return;
     }
     if (heldRows.length > 0) {
       const first = heldRows[0]?.span ?? { first: this.number, last: this.number, line: 0 };
