@@ -32,7 +32,9 @@ describe("a deferred foreign key by another spelling", () => {
       if (res.status === 200) {
         const name = /TABLE (c\d)/.exec(sql)?.[1];
         const orphan = await exec(c, [{ sql: `INSERT INTO ${name}(id, p) VALUES (1, 99)` }]);
-        out.push(`${name}: created; orphan -> ${orphan.status} ${JSON.stringify(orphan.body).slice(0, 120)}`);
+        out.push(
+          `${name}: created; orphan -> ${orphan.status} ${JSON.stringify(orphan.body).slice(0, 120)}`,
+        );
       }
     }
     expect(out).toEqual([]);

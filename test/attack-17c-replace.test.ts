@@ -31,7 +31,7 @@ const EXPRS = [
   "replace('a\\nb','',char(10))",
   "replace('é\\n😀','😀',char(128512))",
   "replace('a\\nb','\\n',char(9223372036854775807))",
-  '"replace"(\'a\\nb\',\'\\n\',"char"(10))',
+  "\"replace\"('a\\nb','\\n',\"char\"(10))",
 ];
 
 describe("replace(...) rows of a dump", () => {

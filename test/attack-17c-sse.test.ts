@@ -59,7 +59,9 @@ describe("the SSE change stream while the client reads", () => {
     for (let round = 0; round < 2; round++) {
       await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          exec(c, [{ sql: "INSERT INTO t VALUES (?, ?)", params: [round * 30 + i, "x".repeat(50)] }]),
+          exec(c, [
+            { sql: "INSERT INTO t VALUES (?, ?)", params: [round * 30 + i, "x".repeat(50)] },
+          ]),
         ),
       );
     }
