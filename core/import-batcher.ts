@@ -194,15 +194,33 @@ export function splitRows(item: ImportItem, grouping: Grouping, bytes: number): 
     return [{ item, span: rows[0] ?? { first: 0, last: 0, line: 0 }, grouping, bytes }];
   }
   return rows.map((span, row) => ({
-    item: {
-      kind: "sql",
-      sql: insertSql(prefix, width, 1),
-      params: item.params.slice(row * width, (row + 1) * width),
-    },
+    item: rowItem(prefix, width, item.params, row),
     span,
     grouping: { prefix, width, rows: [span] },
     bytes: Math.ceil(bytes / rows.length),
   }));
+}
+
+function rowItem(prefix: string, width: number, params: readonly Exact[], row: number): ImportItem {
+  return {
+    kind: "sql",
+    sql: insertSql(prefix, width, 1),
+    params: params.slice(row * width, (row + 1) * width),
+  };
+}
+
+/**
+ * The rows of a multi-row INSERT that insertSql made, each an INSERT of its
+ * own (for the master, which has the item but not its grouping); null if the
+ * item is not of that shape.
+ */
+export function rowInserts(item: ImportItem, rows: number): ImportItem[] | null {
+  if (item.kind !== "sql" || rows < 1 || item.params.length % rows !== 0) return null;
+  const width = item.params.length / rows;
+  const suffix = insertSql("", width, rows);
+  if (!item.sql.endsWith(suffix)) return null;
+  const prefix = item.sql.slice(0, item.sql.length - suffix.length);
+  return Array.from({ length: rows }, (_, row) => rowItem(prefix, width, item.params, row));
 }
 
 /** The same batch with every multi-row INSERT sent as one INSERT per row: the failing row is then one item. */

@@ -9,7 +9,7 @@
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type Event, page } from "./change-helpers";
+import { type Event, page, sseBlocks } from "./change-helpers";
 import { call, DATA, exec, freshCluster, waitUntil } from "./helpers";
 import { ok } from "./review-helpers";
 
@@ -28,20 +28,12 @@ async function openStream(c: string, query: string) {
     for (;;) {
       const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
       if (chunk.done) break;
-      buffer += decoder.decode(chunk.value, { stream: true });
-      let at = buffer.indexOf("\n\n");
-      while (at >= 0) {
-        const block = buffer.slice(0, at);
-        buffer = buffer.slice(at + 2);
-        const fields: Record<string, string> = {};
-        for (const line of block.split("\n")) {
-          const colon = line.indexOf(":");
-          if (colon > 0) fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
-        }
+      const read = sseBlocks(buffer + decoder.decode(chunk.value, { stream: true }));
+      buffer = read.rest;
+      for (const { fields } of read.blocks) {
         if (fields.data !== undefined && fields.event === "commit") {
           events.push({ id: Number(fields.id), data: JSON.parse(fields.data) });
         }
-        at = buffer.indexOf("\n\n");
       }
     }
   })();

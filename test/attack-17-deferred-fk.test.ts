@@ -14,11 +14,10 @@
  * naming the construct, and no client can create one to reset the master.
  */
 import { describe, expect, it } from "vitest";
-import { importDump, rows } from "./backup-helpers";
+import { DUMP_HEAD, importDump, rows } from "./backup-helpers";
 import { exec, freshCluster } from "./helpers";
 import { ok } from "./review-helpers";
 
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
 const DEFERRED =
   "CREATE TABLE ch(id INTEGER PRIMARY KEY, p REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)";
 
@@ -43,7 +42,7 @@ describe("a deferred foreign key", () => {
       { length: 1000 },
       (_, i) => `INSERT INTO ${i % 2 ? "a" : "b"} VALUES(${i});\n`,
     ).join("");
-    const dump = `${HEAD}CREATE TABLE p(id INTEGER PRIMARY KEY);
+    const dump = `${DUMP_HEAD}CREATE TABLE p(id INTEGER PRIMARY KEY);
 CREATE TABLE a(x);
 CREATE TABLE b(x);
 ${DEFERRED};

@@ -22,20 +22,18 @@
  * sqlite3's: Durable Object SQLite cannot insert a row before its parent.
  */
 import { describe, expect, it } from "vitest";
-import { agreedChecksums, importDump, rows } from "./backup-helpers";
+import { agreedChecksums, DUMP_HEAD, importDump, rows } from "./backup-helpers";
 import { freshCluster } from "./helpers";
 
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
-
 async function load(c: string, body: string): Promise<void> {
-  const res = await importDump(c, `${HEAD}${body}COMMIT;\n`);
+  const res = await importDump(c, `${DUMP_HEAD}${body}COMMIT;\n`);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   await agreedChecksums(c);
 }
 
 /** The import fails on the row that cannot wait (at `line`), saying why, and loads nothing past it. */
 async function refused(c: string, body: string, line: number, why: RegExp): Promise<void> {
-  const res = await importDump(c, `${HEAD}${body}COMMIT;\n`);
+  const res = await importDump(c, `${DUMP_HEAD}${body}COMMIT;\n`);
   expect(res.status, JSON.stringify(res.body)).toBe(400);
   const error = res.body.error as { message: string; line: number };
   expect(error.message).toMatch(/FOREIGN KEY constraint failed/);

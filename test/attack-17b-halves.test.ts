@@ -18,10 +18,9 @@
  * exists (it fires) or after the INSERT ... SELECT read the table.
  */
 import { describe, expect, it } from "vitest";
-import { agreedChecksums, importDump, rows } from "./backup-helpers";
+import { agreedChecksums, DUMP_HEAD, importDump, rows } from "./backup-helpers";
 import { call, freshCluster } from "./helpers";
 
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
 const PAD = "x".repeat(35_000);
 
 async function smallRecords(c: string): Promise<void> {
@@ -40,7 +39,7 @@ describe("a batch split in halves with a row held in the first half", () => {
   it("runs the dump's INSERT ... SELECT only after the rows held before it", async () => {
     const c = freshCluster("a17b-halves-dml");
     await smallRecords(c);
-    const dump = `${HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id));
+    const dump = `${DUMP_HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id));
 CREATE TABLE o(id INTEGER PRIMARY KEY, pad TEXT);
 INSERT INTO o VALUES(1,'${PAD}');
 INSERT INTO tree VALUES(1,2);
@@ -69,7 +68,7 @@ COMMIT;
   it("does not fire a trigger created after the held row", async () => {
     const c = freshCluster("a17b-halves-trigger");
     await smallRecords(c);
-    const dump = `${HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id));
+    const dump = `${DUMP_HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id));
 CREATE TABLE o(id INTEGER PRIMARY KEY, pad TEXT);
 INSERT INTO o VALUES(1,'${PAD}');
 INSERT INTO tree VALUES(1,2);

@@ -9,13 +9,11 @@
  * hand from the dump (every row carries its key, so order does not matter).
  */
 import { describe, expect, it } from "vitest";
-import { agreedChecksums, exportDump, importDump, rows } from "./backup-helpers";
+import { agreedChecksums, DUMP_HEAD, exportDump, importDump, rows } from "./backup-helpers";
 import { call, freshCluster } from "./helpers";
 
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
-
 async function load(c: string, body: string, expectRows: number): Promise<void> {
-  const res = await importDump(c, `${HEAD}${body}COMMIT;\n`);
+  const res = await importDump(c, `${DUMP_HEAD}${body}COMMIT;\n`);
   expect(res.status, JSON.stringify(res.body).slice(0, 800)).toBe(200);
   expect(res.body.rows).toBe(expectRows);
   await agreedChecksums(c);

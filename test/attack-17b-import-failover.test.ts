@@ -15,10 +15,9 @@
  * verify agrees.
  */
 import { describe, expect, it } from "vitest";
-import { agreedChecksums, importDump, rows } from "./backup-helpers";
+import { agreedChecksums, DUMP_HEAD, importDump, rows } from "./backup-helpers";
 import { call, freshCluster, status } from "./helpers";
 
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
 const N = 3_000;
 
 function dump(): string {
@@ -30,7 +29,7 @@ function dump(): string {
     out.push(`INSERT INTO tree VALUES(${i},${i + 700 <= N ? i + 700 : "NULL"});`);
     out.push(`INSERT INTO o VALUES(${i});`);
   }
-  return `${HEAD}${out.join("\n")}\nCOMMIT;\n`;
+  return `${DUMP_HEAD}${out.join("\n")}\nCOMMIT;\n`;
 }
 
 async function whenCommitted(c: string): Promise<void> {

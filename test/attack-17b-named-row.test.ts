@@ -10,13 +10,11 @@
  * whose parent is nowhere: the 400 must name the orphan's line.
  */
 import { describe, expect, it } from "vitest";
-import { importDump, rows } from "./backup-helpers";
+import { DUMP_HEAD, importDump, rows } from "./backup-helpers";
 import { freshCluster } from "./helpers";
 
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
-
 async function namedLine(c: string, body: string): Promise<{ line: number; message: string }> {
-  const res = await importDump(c, `${HEAD}${body}COMMIT;\n`);
+  const res = await importDump(c, `${DUMP_HEAD}${body}COMMIT;\n`);
   expect(res.status, JSON.stringify(res.body)).toBe(400);
   return res.body.error as { line: number; message: string };
 }
@@ -126,7 +124,7 @@ describe("what an import's 400 says is committed", () => {
     }
     const res = await importDump(
       c,
-      `${HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id));
+      `${DUMP_HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id));
 CREATE TABLE o(x);
 INSERT INTO tree VALUES(1,99999);
 ${filler.join("\n")}

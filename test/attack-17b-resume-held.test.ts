@@ -9,10 +9,8 @@
  * and no row is lost or inserted twice.
  */
 import { describe, expect, it } from "vitest";
-import { agreedChecksums, importDump, rows } from "./backup-helpers";
+import { agreedChecksums, DUMP_HEAD, importDump, rows } from "./backup-helpers";
 import { call, freshCluster } from "./helpers";
-
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
 
 /** Rows of o and tree alternating, so each is an item: 1,000 items close a batch. */
 function filler(from: number, to: number): string {
@@ -24,7 +22,7 @@ function filler(from: number, to: number): string {
 
 function dump(bad: string): string {
   // Statement 5: tree row 1 names 1700, which is in the second batch, after `bad`.
-  return `${HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id));
+  return `${DUMP_HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id));
 CREATE TABLE o(x);
 INSERT INTO tree VALUES(1,1700);
 ${filler(2, 800)}

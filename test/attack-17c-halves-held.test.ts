@@ -7,10 +7,8 @@
  * over it"; otherwise the import loads what sqlite3 loads.
  */
 import { describe, expect, it } from "vitest";
-import { agreedChecksums, importDump, rows } from "./backup-helpers";
+import { agreedChecksums, DUMP_HEAD, importDump, rows } from "./backup-helpers";
 import { freshCluster, patchTunables } from "./helpers";
-
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
 
 describe("rows held back and a last batch over log_record_max_bytes", () => {
   // Sequence (log_record_max_bytes 65,536): CREATE p; CREATE ch; three ch rows
@@ -27,7 +25,7 @@ describe("rows held back and a last batch over log_record_max_bytes", () => {
     const kids = [1, 2, 3]
       .map((i) => `INSERT INTO ch VALUES(${i},1,'${"k".repeat(8_000)}');\n`)
       .join("");
-    const dump = `${HEAD}CREATE TABLE p(id INTEGER PRIMARY KEY, pad TEXT);
+    const dump = `${DUMP_HEAD}CREATE TABLE p(id INTEGER PRIMARY KEY, pad TEXT);
 CREATE TABLE ch(id INTEGER PRIMARY KEY, p INTEGER REFERENCES p(id), pad TEXT);
 ${kids}INSERT INTO p VALUES(1,'${"p".repeat(45_000)}');
 COMMIT;
@@ -49,7 +47,7 @@ COMMIT;
   it("loads two rows of one table that fit the limit each but not together", async () => {
     const c = freshCluster("a17c-grouped");
     expect((await patchTunables(c, { log_record_max_bytes: 65_536 })).status).toBe(200);
-    const dump = `${HEAD}CREATE TABLE t(id INTEGER PRIMARY KEY, pad TEXT);
+    const dump = `${DUMP_HEAD}CREATE TABLE t(id INTEGER PRIMARY KEY, pad TEXT);
 INSERT INTO t VALUES(1,'${"a".repeat(35_000)}');
 INSERT INTO t VALUES(2,'${"b".repeat(35_000)}');
 COMMIT;
@@ -69,7 +67,7 @@ COMMIT;
     const kids = [1, 2, 3]
       .map((i) => `INSERT INTO tree VALUES(${i},4,'${"k".repeat(8_000)}');\n`)
       .join("");
-    const dump = `${HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id), pad TEXT);
+    const dump = `${DUMP_HEAD}CREATE TABLE tree(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree(id), pad TEXT);
 ${kids}INSERT INTO tree VALUES(4,NULL,'${"p".repeat(45_000)}');
 COMMIT;
 `;

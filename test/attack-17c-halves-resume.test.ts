@@ -10,10 +10,9 @@
  * The error for held rows even says "raise it [log_record_max_bytes] for the import".
  */
 import { describe, expect, it } from "vitest";
-import { agreedChecksums, importDump, rows } from "./backup-helpers";
+import { agreedChecksums, DUMP_HEAD, importDump, rows } from "./backup-helpers";
 import { freshCluster, patchTunables } from "./helpers";
 
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
 const PAD = "x".repeat(15_000);
 
 /** Batch 0: the tables and 1,000 small items (a batch closes at 1,000 statements). */
@@ -22,7 +21,7 @@ function batch0(): string {
     { length: 996 },
     (_, i) => `INSERT INTO ${i % 2 ? "a" : "b"} VALUES(${i});\n`,
   ).join("");
-  return `${HEAD}CREATE TABLE a(x);
+  return `${DUMP_HEAD}CREATE TABLE a(x);
 CREATE TABLE b(x);
 CREATE TABLE t(pad);
 CREATE TABLE u(pad);
@@ -97,7 +96,7 @@ describe("a resumed import whose batch went in halves", () => {
     expect((await patchTunables(c, { log_record_max_bytes: 65_536 })).status).toBe(200);
     const key = { "idempotency-key": `k-${c}` };
     const dump = (last: string) =>
-      `${HEAD}CREATE TABLE t(pad);\nCREATE TABLE u(pad);\n${Array.from(
+      `${DUMP_HEAD}CREATE TABLE t(pad);\nCREATE TABLE u(pad);\n${Array.from(
         { length: 10 },
         (_, i) => `INSERT INTO ${i % 2 ? "u" : "t"} VALUES('${PAD}${i}');\n`,
       ).join("")}${last}COMMIT;\n`;

@@ -6,6 +6,7 @@
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { sseBlocks } from "./change-helpers";
 import { DATA, exec, freshCluster } from "./helpers";
 import { ok } from "./review-helpers";
 
@@ -26,15 +27,9 @@ async function readEvents(
       new Promise<"t">((r) => setTimeout(() => r("t"), end - Date.now())),
     ]);
     if (next === "t" || next.done) break;
-    buf += decoder.decode(next.value, { stream: true });
-    let at = buf.indexOf("\n\n");
-    while (at >= 0) {
-      const block = buf.slice(0, at);
-      buf = buf.slice(at + 2);
-      const id = /^id: (\d+)$/m.exec(block);
-      if (id) lsns.push(Number(id[1]));
-      at = buf.indexOf("\n\n");
-    }
+    const read = sseBlocks(buf + decoder.decode(next.value, { stream: true }));
+    buf = read.rest;
+    for (const { fields } of read.blocks) if (fields.id !== undefined) lsns.push(Number(fields.id));
     if (slowMs > 0) await new Promise((r) => setTimeout(r, slowMs));
   }
   await reader.cancel().catch(() => undefined);

@@ -13,6 +13,9 @@ import { ADMIN, type ApiResult, call, freshCluster } from "./helpers";
 
 const decoder = new TextDecoder();
 
+/** What a `sqlite3 .dump` begins with, for dumps written by hand. */
+export const DUMP_HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
+
 function request(path: string, init: RequestInit = {}, token = ADMIN): Request {
   return new Request(`http://cluster.test${path}`, {
     ...init,

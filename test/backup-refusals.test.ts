@@ -7,17 +7,23 @@
  * of the routes.
  */
 import { describe, expect, it } from "vitest";
-import { agreedChecksums, exportDump, importDump, imported, rows } from "./backup-helpers";
+import {
+  agreedChecksums,
+  DUMP_HEAD,
+  exportDump,
+  importDump,
+  imported,
+  rows,
+} from "./backup-helpers";
 import { call, DATA, exec, freshCluster } from "./helpers";
 
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
 const TAIL = "COMMIT;\n";
 
 /** A dump of table t with `n` rows (rowid i, value 'v<i>'), as the export writes it. */
 function dumpOf(n: number, extra = ""): string {
   let body = "CREATE TABLE t (a TEXT);\n";
   for (let i = 1; i <= n; i++) body += `INSERT INTO "t"(rowid,"a") VALUES(${i},'v${i}');\n`;
-  return `${HEAD}${body}${extra}${TAIL}`;
+  return `${DUMP_HEAD}${body}${extra}${TAIL}`;
 }
 
 async function lsnOf(cluster: string): Promise<number> {
@@ -40,7 +46,7 @@ describe("an import into a cluster that is not empty", () => {
       expect((await exec(c, [{ sql }])).status).toBe(200);
       const lsn = await lsnOf(c);
       const before = await agreedChecksums(c);
-      for (const dump of [dumpOf(3), "", `${HEAD}${TAIL}`]) {
+      for (const dump of [dumpOf(3), "", `${DUMP_HEAD}${TAIL}`]) {
         const res = await importDump(c, dump);
         expect(res.status, sql).toBe(409);
         expect(error(res).code).toBe("NOT_EMPTY");
@@ -53,7 +59,7 @@ describe("an import into a cluster that is not empty", () => {
 
   it("is not refused for an empty dump on an empty cluster, which writes nothing", async () => {
     const c = freshCluster("import-nothing");
-    expect(await imported(c, `-- nothing\n${HEAD}${TAIL}`)).toEqual({
+    expect(await imported(c, `-- nothing\n${DUMP_HEAD}${TAIL}`)).toEqual({
       lsn: null,
       bookmark: null,
       statements: 3,
@@ -135,13 +141,13 @@ describe("a malformed dump", () => {
   it("is refused for what cannot be loaded, each with the reason", async () => {
     const cases: [string, number, string, RegExp][] = [
       [
-        `${HEAD}CREATE TABLE t (a);\nINSERT INTO t VALUES('open`,
+        `${DUMP_HEAD}CREATE TABLE t (a);\nINSERT INTO t VALUES('open`,
         400,
         "INVALID_SQL",
         /unrecognized token/,
       ],
       [
-        `${HEAD}CREATE TABLE t (a);\nROLLBACK; -- due to errors\n`,
+        `${DUMP_HEAD}CREATE TABLE t (a);\nROLLBACK; -- due to errors\n`,
         400,
         "BAD_REQUEST",
         /rolls back/,
@@ -154,22 +160,22 @@ describe("a malformed dump", () => {
         "BAD_REQUEST",
         /statement 2 of the dump \(line 2\) failed: the dump begins a transaction it never commits/,
       ],
-      [`${HEAD}PRAGMA journal_mode=WAL;\n${TAIL}`, 400, "INVALID_SQL", /PRAGMA/],
-      [`${HEAD}DELETE FROM _repl_changes;\n${TAIL}`, 400, "RESERVED_NAME", /internal/],
+      [`${DUMP_HEAD}PRAGMA journal_mode=WAL;\n${TAIL}`, 400, "INVALID_SQL", /PRAGMA/],
+      [`${DUMP_HEAD}DELETE FROM _repl_changes;\n${TAIL}`, 400, "RESERVED_NAME", /internal/],
       [
-        `${HEAD}CREATE TABLE t (a);\nINSERT INTO sqlite_sequence VALUES('t','5');\n`,
+        `${DUMP_HEAD}CREATE TABLE t (a);\nINSERT INTO sqlite_sequence VALUES('t','5');\n`,
         400,
         "BAD_REQUEST",
         /integer/,
       ],
       [
-        `${HEAD}CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT);\nINSERT INTO sqlite_sequence VALUES('u',5);\n${TAIL}`,
+        `${DUMP_HEAD}CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT);\nINSERT INTO sqlite_sequence VALUES('u',5);\n${TAIL}`,
         400,
         "INVALID_SQL",
         /names table "u", which the import did not create/,
       ],
       [
-        `${HEAD}CREATE TABLE t (a);\nINSERT INTO sqlite_sequence VALUES('t',5);\n${TAIL}`,
+        `${DUMP_HEAD}CREATE TABLE t (a);\nINSERT INTO sqlite_sequence VALUES('t',5);\n${TAIL}`,
         400,
         "INVALID_SQL",
         /no table the import created uses AUTOINCREMENT/,
@@ -185,7 +191,7 @@ describe("a malformed dump", () => {
     }
     const c = freshCluster("import-not-utf8");
     const bytes = new TextEncoder().encode(
-      `${HEAD}CREATE TABLE t (a);\nINSERT INTO t VALUES('x');\n`,
+      `${DUMP_HEAD}CREATE TABLE t (a);\nINSERT INTO t VALUES('x');\n`,
     );
     const res = await importDump(c, new Uint8Array([...bytes, 0xff, 0xfe, 0x27, 0x3b]));
     expect(res.status).toBe(400);
@@ -213,7 +219,7 @@ describe("an import's batches", () => {
       body: { log_record_max_bytes: 65_536 },
     });
     const row = `INSERT INTO "t"(rowid,"a") VALUES(1,'${"x".repeat(70_000)}');\n`;
-    const res = await importDump(big, `${HEAD}CREATE TABLE t (a);\n${row}${TAIL}`);
+    const res = await importDump(big, `${DUMP_HEAD}CREATE TABLE t (a);\n${row}${TAIL}`);
     expect(res.status).toBe(413);
     expect(error(res)).toMatchObject({ code: "PAYLOAD_TOO_LARGE", statement: 4, line: 4 });
   });

@@ -7,7 +7,7 @@
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type Event, type Page, page } from "./change-helpers";
+import { type Event, type Page, page, sseBlocks } from "./change-helpers";
 import { call, DATA, exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
 import { ok } from "./review-helpers";
 
@@ -30,17 +30,10 @@ async function openStream(c: string, query: string, headers: Record<string, stri
     for (;;) {
       const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
       if (chunk.done) break;
-      buffer += decoder.decode(chunk.value, { stream: true });
-      let at = buffer.indexOf("\n\n");
-      while (at >= 0) {
-        const block = buffer.slice(0, at);
-        buffer = buffer.slice(at + 2);
-        const fields: Record<string, string> = {};
-        for (const line of block.split("\n")) {
-          if (line.startsWith(":")) comments.push(line);
-          const colon = line.indexOf(":");
-          if (colon > 0) fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
-        }
+      const read = sseBlocks(buffer + decoder.decode(chunk.value, { stream: true }));
+      buffer = read.rest;
+      for (const { fields, comments: lines } of read.blocks) {
+        comments.push(...lines);
         if (fields.data !== undefined) {
           events.push({
             id: fields.id ?? "",
@@ -48,7 +41,6 @@ async function openStream(c: string, query: string, headers: Record<string, stri
             data: JSON.parse(fields.data),
           });
         }
-        at = buffer.indexOf("\n\n");
       }
     }
     done = true;

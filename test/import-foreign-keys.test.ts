@@ -10,6 +10,7 @@
 import { describe, expect, it } from "vitest";
 import {
   agreedChecksums,
+  DUMP_HEAD,
   exportDump,
   importDump,
   restoresIdentically,
@@ -18,7 +19,6 @@ import {
 import { freshCluster } from "./helpers";
 import { ok } from "./review-helpers";
 
-const HEAD = "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
 const TREE = "CREATE TABLE tree (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES tree (id))";
 
 function error(res: { body: Record<string, unknown> }): Record<string, unknown> {
@@ -112,7 +112,7 @@ describe("an import whose rows come before their parent rows", () => {
       { length: 300 },
       (_, i) => `INSERT INTO tree VALUES(${i + 2},NULL);\n`,
     );
-    const dump = `${HEAD}${TREE};\nINSERT INTO tree VALUES(1,302);\n${middle.join("")}INSERT INTO tree VALUES(302,1);\nCOMMIT;\n`;
+    const dump = `${DUMP_HEAD}${TREE};\nINSERT INTO tree VALUES(1,302);\n${middle.join("")}INSERT INTO tree VALUES(302,1);\nCOMMIT;\n`;
     const res = await importDump(c, dump);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.rows).toBe(302);
@@ -127,7 +127,7 @@ describe("an import whose rows come before their parent rows", () => {
 
   it("runs a trigger, DML or sqlite_sequence line only after the rows before it are in", async () => {
     const c = freshCluster("fk-barrier");
-    const dump = `${HEAD}${TREE};
+    const dump = `${DUMP_HEAD}${TREE};
 CREATE TABLE fired (id);
 INSERT INTO tree VALUES(1,2);
 INSERT INTO tree VALUES(2,NULL);
@@ -149,7 +149,7 @@ COMMIT;
 describe("an import whose rows name parent rows that never come", () => {
   it("fails naming the row, after the rows that could go in", async () => {
     const c = freshCluster("fk-orphan");
-    const dump = `${HEAD}${TREE};\nINSERT INTO tree VALUES(1,NULL);\nINSERT INTO tree VALUES(2,77);\nINSERT INTO tree VALUES(3,1);\nCOMMIT;\n`;
+    const dump = `${DUMP_HEAD}${TREE};\nINSERT INTO tree VALUES(1,NULL);\nINSERT INTO tree VALUES(2,77);\nINSERT INTO tree VALUES(3,1);\nCOMMIT;\n`;
     const res = await importDump(c, dump);
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(error(res).message).toMatch(/FOREIGN KEY constraint failed/);
@@ -160,7 +160,7 @@ describe("an import whose rows name parent rows that never come", () => {
 
   it("fails at a statement that must not run before a row still waiting", async () => {
     const c = freshCluster("fk-orphan-barrier");
-    const dump = `${HEAD}${TREE};\nCREATE TABLE other (x);\nINSERT INTO tree VALUES(1,5);\nINSERT INTO other VALUES(1);\nUPDATE other SET x = 2;\nINSERT INTO tree VALUES(5,NULL);\nCOMMIT;\n`;
+    const dump = `${DUMP_HEAD}${TREE};\nCREATE TABLE other (x);\nINSERT INTO tree VALUES(1,5);\nINSERT INTO other VALUES(1);\nUPDATE other SET x = 2;\nINSERT INTO tree VALUES(5,NULL);\nCOMMIT;\n`;
     const res = await importDump(c, dump);
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(error(res).message).toMatch(/FOREIGN KEY constraint failed/);
@@ -176,7 +176,7 @@ describe("an import whose rows name parent rows that never come", () => {
       { length: n },
       (_, i) => `INSERT INTO big VALUES(${i + 1},${n + 1},'${pad}');\n`,
     );
-    const dump = `${HEAD}${big};\n${children.join("")}INSERT INTO big VALUES(${n + 1},NULL,'');\nCOMMIT;\n`;
+    const dump = `${DUMP_HEAD}${big};\n${children.join("")}INSERT INTO big VALUES(${n + 1},NULL,'');\nCOMMIT;\n`;
     const res = await importDump(c, dump);
     expect(res.status, JSON.stringify(res.body).slice(0, 400)).toBe(400);
     expect(error(res).message).toMatch(

@@ -79,18 +79,13 @@ export function refuseForeignKeyActions(
 
 /** Tables (ASCII-lowercased) a foreign key with an ON DELETE or ON UPDATE action names. */
 function parentsWithActions(node: SqlNode): Set<string> {
-  const out = new Set<string>();
-  for (const table of node.schema.tables().values()) {
-    if (table.kind !== "table") continue;
-    for (const key of node.sql.exec<{ parent: string; u: string; d: string }>(
-      'SELECT "table" AS parent, on_update AS u, on_delete AS d FROM pragma_foreign_key_list(?)',
-      table.name,
-    )) {
-      const acts = (a: string) => a !== "NO ACTION" && a !== "RESTRICT";
-      if (acts(key.u) || acts(key.d)) out.add(asciiLower(key.parent));
-    }
-  }
-  return out;
+  const acts = (action: string) => action !== "NO ACTION" && action !== "RESTRICT";
+  return new Set(
+    node.schema
+      .foreignKeys()
+      .filter((key) => acts(key.onUpdate) || acts(key.onDelete))
+      .map((key) => asciiLower(key.parent)),
+  );
 }
 
 export function orderWitnesses(node: SqlNode, item: ImportItem): OrderWitnesses {

@@ -16,10 +16,10 @@ import type { ImportItem } from "../../core/backup-protocol";
 import { freshCounters } from "../../core/connection-counters";
 import { ApiError } from "../../core/errors";
 import { createsObject, whyRowsMustKeepOrder } from "../../core/held-rows";
-import { insertSql } from "../../core/import-batcher";
-import { asciiLower } from "../../core/sql-lexer";
+import { rowInserts } from "../../core/import-batcher";
 import type { LogEntry } from "../../core/protocol";
 import type { RecordBudget } from "../../core/record-budget";
+import { asciiLower } from "../../core/sql-lexer";
 import { ResultBudget } from "../sqlite/read";
 import type { SqlNode } from "../sqlite/schema";
 import { asSqlError } from "../sqlite/sql-errors";
@@ -137,24 +137,11 @@ export function runItems(
   return out;
 }
 
-/**
- * A multi-row INSERT (import-batcher.ts's insertSql) as one INSERT per row;
- * as it is if its text is not of that shape.
- */
+/** A multi-row INSERT as one INSERT per row; whole if its text is not of that shape. */
 function rowsOf(item: ImportItem, rows: number, index: number): HeldAt[] {
-  if (item.kind !== "sql" || item.params.length % rows !== 0) {
-    return [{ item: index, statement: item }];
-  }
-  const width = item.params.length / rows;
-  const suffix = insertSql("", width, rows);
-  if (!item.sql.endsWith(suffix)) return [{ item: index, statement: item }];
-  const prefix = item.sql.slice(0, item.sql.length - suffix.length);
-  const sql = `${prefix}${insertSql("", width, 1)}`;
-  return Array.from({ length: rows }, (_, row) => ({
-    item: index,
-    row,
-    statement: { kind: "sql", sql, params: item.params.slice(row * width, (row + 1) * width) },
-  }));
+  const one = rowInserts(item, rows);
+  if (one === null) return [{ item: index, statement: item }];
+  return one.map((statement, row) => ({ item: index, row, statement }));
 }
 
 /**

@@ -28,6 +28,14 @@ const JSON_TABLE_FUNCTIONS = ["json_each", "json_tree"];
 /** Statements whose program facts are kept; past it the oldest go. */
 const FACTS_KEPT = 512;
 
+/** A foreign key's column of a child table: the table it names and its actions. */
+export interface ForeignKey {
+  child: string;
+  parent: string;
+  onUpdate: string;
+  onDelete: string;
+}
+
 /** One node's SQLite and what it knows of its schema: what every SQL step works on. */
 export interface SqlNode {
   sql: SqlStorage;
@@ -49,11 +57,30 @@ export class Schema implements RootLookup {
     this.compiled.clear();
     this.named.clear();
     this.replayable = null;
+    this.keys = null;
     this.related = null;
   }
 
   private replayable: Set<string> | null = null;
+  private keys: ForeignKey[] | null = null;
   private related: Set<string> | null = null;
+
+  /** Every foreign key of the user's tables, as pragma_foreign_key_list gives it (one per column). */
+  foreignKeys(): readonly ForeignKey[] {
+    if (this.keys !== null) return this.keys;
+    const keys: ForeignKey[] = [];
+    for (const table of this.tables().values()) {
+      if (table.kind !== "table") continue;
+      for (const key of this.sql.exec<{ parent: string; onUpdate: string; onDelete: string }>(
+        'SELECT "table" AS parent, on_update AS onUpdate, on_delete AS onDelete FROM pragma_foreign_key_list(?)',
+        table.name,
+      )) {
+        keys.push({ child: table.name, ...key });
+      }
+    }
+    this.keys = keys;
+    return keys;
+  }
 
   /**
    * Tables a foreign key joins, on either end (names ASCII-lowercased): applying a row there can make
@@ -63,18 +90,10 @@ export class Schema implements RootLookup {
   foreignKeyTables(): ReadonlySet<string> {
     if (this.related !== null) return this.related;
     const related = new Set<string>();
-    for (const table of this.tables().values()) {
-      if (table.kind !== "table") continue;
-      const parents = this.sql
-        .exec<{ parent: string }>(
-          'SELECT "table" AS parent FROM pragma_foreign_key_list(?)',
-          table.name,
-        )
-        .toArray();
-      if (parents.length === 0) continue;
-      // Names compare as SQLite compares them (ASCII case folded).
-      related.add(asciiLower(table.name));
-      for (const { parent } of parents) related.add(asciiLower(parent));
+    // Names compare as SQLite compares them (ASCII case folded).
+    for (const key of this.foreignKeys()) {
+      related.add(asciiLower(key.child));
+      related.add(asciiLower(key.parent));
     }
     this.related = related;
     return related;

@@ -225,7 +225,6 @@ export class DumpImport {
     throw this.failure(withoutItem(error), span, failed?.kind === "sql" ? failed.sql : "");
   }
 
-  /** A batch whose record is over log_record_max_bytes (a tunable): in halves, or without the rows held. */
   /**
    * A batch whose record is over log_record_max_bytes (a tunable): in halves,
    * a multi-row INSERT row by row, the rows held apart from the batch. Every
