@@ -138,6 +138,31 @@ export interface ReplicaSettings {
   masterFailoverMs: number;
 }
 
+/**
+ * Replica -> master: a strong read found no lease here (the master slept, or
+ * the lease ran out between messages); it asks for one on demand.
+ */
+export interface LeaseRequest {
+  cluster: string;
+  replicaId: string;
+  /** The term the replica knows: a lease of any other term is refused. */
+  term: number;
+}
+
+/**
+ * Master -> replica: a lease until `leaseUntil` (master clock; 0: refused,
+ * `refused` says why), for a replica that has applied through `throughLsn`,
+ * with the commit point and the settings an append would carry.
+ */
+export interface LeaseGrant {
+  term: number;
+  leaseUntil: number;
+  throughLsn: number;
+  commitPoint: number;
+  settings: ReplicaSettings;
+  refused?: string;
+}
+
 /** Master -> replica: records in LSN order (possibly none: a heartbeat). */
 export interface AppendRequest {
   cluster: string;

@@ -103,6 +103,18 @@ export interface ClusterStatus {
     commitPoint: number;
     /** Strong reads on the master waiting for the commit point now; that waited, or ran out of time, since start. */
     strongReads: { waitingNow: number; waited: number; timedOut: number };
+    /**
+     * Scale to zero (idle_after_ms): whether the master sleeps (no heartbeat, no
+     * timed job, no alarm), how long it has been quiet, why it stays awake,
+     * and its sleeps and wakes since it started.
+     */
+    idle: {
+      asleep: boolean;
+      quietMs: number;
+      awakeBecause: string | null;
+      sleeps: number;
+      wakes: number;
+    };
   };
   replicas: ReplicaStatus[];
   /** Test-only faults (debug_fault_injection): the message faults set, and faults injected since the master started. */

@@ -216,6 +216,14 @@ export const SPECS = {
     description:
       "Most bytes of responses the waiter holds for handed-off commits and replays; a commit past it waits inline, a replay past it is answered 503 UNAVAILABLE.",
   },
+  idle_after_ms: {
+    type: "int",
+    default: 30_000,
+    min: 0,
+    max: 86_400_000,
+    description:
+      "Scale to zero: once the master has had no write, strong read or lease request for this long and nothing is left to send or truncate, it stops heartbeats and timed jobs and clears its alarm, so the platform may evict every node; the next request wakes it. Replicas ask the master for a lease when a strong read finds none. 0 keeps it awake; with master_failover_ms on it never sleeps.",
+  },
   debug_ack_delay_ms: {
     type: "int",
     default: 0,

@@ -11,6 +11,8 @@ import type {
   AckRequest,
   AppendRequest,
   AppendResponse,
+  LeaseGrant,
+  LeaseRequest,
   NodeChecksums,
   PullRequest,
   PullResponse,
@@ -35,6 +37,8 @@ export interface ReplicaSide {
 export interface MasterSide {
   ack(request: AckRequest): Promise<void>;
   pullLog(request: PullRequest): Promise<PullResponse>;
+  /** A strong read on the replica found no lease: one now, if the master grants it. */
+  leaseOnDemand(request: LeaseRequest): Promise<LeaseGrant>;
 }
 
 /** What a promotion calls on any member, whatever its role. */

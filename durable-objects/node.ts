@@ -19,6 +19,7 @@ import type {
   AppendRequest,
   AppendResponse,
   ExecRequest,
+  LeaseRequest,
   NodeChecksums,
   PullRequest,
   QueryRequest,
@@ -30,6 +31,7 @@ import { type ChangesPage, type ChangesRequest, readChanges } from "./change-fee
 import { directoryStub } from "./directory";
 import { promoteWithoutMaster } from "./failover";
 import { answerForeignAppend } from "./master/foreign-append";
+import { grantOnDemand } from "./master/lease-on-demand";
 import { MasterRole } from "./master/role";
 import type { NodeRpc } from "./node-rpc";
 import { NodeStore } from "./node-store";
@@ -89,7 +91,7 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
               (reason) => this.restart(reason),
               () => this.partitioned,
             )
-          : new ReplicaRole(ctx, env, this.node, this.store);
+          : new ReplicaRole(ctx, env, this.node, this.store, () => this.partitioned);
     });
   }
 
@@ -129,6 +131,13 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   private master(): MasterRole {
     const role = this.current();
     if (role.kind !== "master") throw new Error(NOT_MASTER);
+    return role;
+  }
+
+  /** The master role, for a call that asks work of it: the call wakes it (scale to zero). */
+  private busyMaster(): MasterRole {
+    const role = this.master();
+    role.core.idle.touch();
     return role;
   }
 
@@ -174,7 +183,7 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
 
   /** On the master: hand over to `named` (or the best coherent replica), POST …/promote. */
   async promote(cluster: string, named: string | undefined) {
-    return this.master().handover.promote(cluster, named);
+    return this.busyMaster().handover.promote(cluster, named);
   }
 
   /**
@@ -231,15 +240,17 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   // ------------------------------------------------------------ master: data
 
   async exec(request: ExecRequest) {
-    return this.master().writes.exec(request);
+    return this.busyMaster().writes.exec(request);
   }
 
   async query(request: QueryRequest) {
-    return this.master().writes.query(request);
+    // A strong read needs the cluster awake (leases, a majority's answer); others do not.
+    const role = request.consistency === "strong" ? this.busyMaster() : this.master();
+    return role.writes.query(request);
   }
 
   async program(request: ProgramRequest) {
-    return this.master().writes.program(request);
+    return this.busyMaster().writes.program(request);
   }
 
   async ack(request: AckRequest) {
@@ -247,9 +258,14 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
     return this.master().writes.ack(request);
   }
 
+  async leaseOnDemand(request: LeaseRequest) {
+    this.peer();
+    return grantOnDemand(this.busyMaster().core, request);
+  }
+
   async pullLog(request: PullRequest) {
     this.peer();
-    return this.master().writes.pullLog(request);
+    return this.busyMaster().writes.pullLog(request);
   }
 
   // ------------------------------------------------------------ master: admin
@@ -267,7 +283,7 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   }
 
   async patchTunables(cluster: string, patch: unknown) {
-    return this.master().admin.patchTunables(cluster, patch);
+    return this.busyMaster().admin.patchTunables(cluster, patch);
   }
 
   async verify(cluster: string) {
@@ -275,11 +291,11 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   }
 
   async addReplica(cluster: string, location: LocationHint | null = null) {
-    return this.master().admin.addReplica(cluster, location);
+    return this.busyMaster().admin.addReplica(cluster, location);
   }
 
   async removeReplica(cluster: string, id: string) {
-    return this.master().admin.removeReplica(cluster, id);
+    return this.busyMaster().admin.removeReplica(cluster, id);
   }
 
   async replicaIds(cluster: string): Promise<string[]> {
@@ -405,11 +421,11 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   // ------------------------------------------------------------ backup
 
   async exportBegin(cluster: string) {
-    return this.master().exports.beginAcknowledged(cluster);
+    return this.busyMaster().exports.beginAcknowledged(cluster);
   }
 
   async exportPage(cluster: string, id: string, table: number, after: number) {
-    return this.master().exports.page(cluster, id, table, after);
+    return this.busyMaster().exports.page(cluster, id, table, after);
   }
 
   async exportEnd(cluster: string, id: string) {
@@ -417,6 +433,6 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   }
 
   async importBatch(request: Parameters<MasterRole["writes"]["importBatch"]>[0]) {
-    return this.master().writes.importBatch(request);
+    return this.busyMaster().writes.importBatch(request);
   }
 }

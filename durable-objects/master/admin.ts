@@ -70,6 +70,7 @@ export class MasterAdmin {
         logBytes: log.bytes,
         truncatedThrough: this.core.truncatedThrough,
         ...this.core.strongReads.status(),
+        idle: this.core.idle.status(now),
       },
       replicas,
       faults: { messages: this.core.faults.current, injected: { ...this.core.faults.injected } },

@@ -22,6 +22,7 @@ import { maxLeaseMs, publishConfig } from "./config";
 import { seedDefaultTopology } from "./default-topology";
 import { LogTail, commitEmpty } from "./commit";
 import { MessageFaults } from "./fault-link";
+import { MasterIdle } from "./idle";
 import { MasterMetrics } from "./metrics";
 import { MasterReadBarrier } from "./read-barrier";
 import { Relay, type RelayHost } from "./relay";
@@ -93,6 +94,8 @@ export class MasterCore {
   readonly metrics: MasterMetrics;
   /** Each replica's highest acked LSN, kept across restarts for status and /metrics (saved by them). */
   readonly ackedMemory: AckedMemory;
+  /** Sleep and wake (scale to zero): the heartbeat job puts it to sleep, a request wakes it. */
+  readonly idle = new MasterIdle((now) => this.startJobs(now));
 
   constructor(
     readonly ctx: DurableObjectState,
@@ -120,6 +123,7 @@ export class MasterCore {
     this.jobs = new TimedJobs(
       (at) => void ctx.storage.setAlarm(at),
       (job, now) => runJob(this, job, now),
+      () => void ctx.storage.deleteAlarm(),
     );
     this.replicas = new ReplicaSet({
       tunables: () => this.tunables,
@@ -281,17 +285,22 @@ export class MasterCore {
       this.replicas.add(id, entry.state, entry.reason, relay, inherited);
     }
     this.replicas.restoreRemoved(now);
-    for (const entry of this.replicas.all()) entry.relay.pump();
-    this.jobs.at("heartbeat", now + this.heartbeatEvery());
-    this.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
-    this.jobs.at("prune", now + this.pruneEvery());
-    this.jobs.at("truncate", now + TRUNCATE_EVERY_MS);
+    this.startJobs(now);
     // What a promotion without this master would need, in the directory from the start.
     this.ctx.waitUntil(
       this.configChange(() => this.publishConfig()).catch((error: unknown) => {
         console.warn(`${cluster}: config not published in the directory`, error);
       }),
     );
+  }
+
+  /** The periodic jobs, at start and on waking; the relays send what they have. */
+  private startJobs(now: number): void {
+    for (const entry of this.replicas.all()) entry.relay.pump();
+    this.jobs.at("heartbeat", now + this.heartbeatEvery());
+    this.jobs.at("slow-check", now + SLOW_CHECK_EVERY_MS);
+    this.jobs.at("prune", now + this.pruneEvery());
+    this.jobs.at("truncate", now + TRUNCATE_EVERY_MS);
   }
 
   /** What relays may ask of the master. */

@@ -3,6 +3,7 @@
  * deadlines, heartbeats, relay restarts, the slow-replica check, pruning of
  * saved results and log truncation.
  */
+import { awakeBecause } from "../../core/idle";
 import { truncationPoint } from "../../core/log-retention";
 import { type MasterCore, SLOW_CHECK_EVERY_MS, TRUNCATE_EVERY_MS } from "./core";
 
@@ -24,6 +25,10 @@ export function runJob(core: MasterCore, job: string, now: number): void {
       if (replicas.checkRejoin(entry)) core.waiter.requestPass();
     }
     replicas.purgeDeparted(now);
+    if (maySleep(core, now)) {
+      sleep(core, now);
+      return;
+    }
     core.jobs.at("heartbeat", now + core.heartbeatEvery());
     return;
   }
@@ -35,13 +40,7 @@ export function runJob(core: MasterCore, job: string, now: number): void {
     return;
   }
   if (job === "prune") {
-    // A result whose commit still waits for acks is kept whatever its age: its
-    // client may be retrying right now.
-    const waiting = core.waiter.oldestLsn();
-    const answered = waiting === null ? core.lsn : waiting - 1;
-    core.ctx.storage.transactionSync(() =>
-      core.store.pruneResults(now - core.tunables.idempotency_retention_ms, answered),
-    );
+    pruneResults(core, now);
     core.jobs.at("prune", now + core.pruneEvery());
     return;
   }
@@ -55,6 +54,67 @@ export function runJob(core: MasterCore, job: string, now: number): void {
   }
 }
 
+/** Saved results past idempotency_retention_ms go. */
+function pruneResults(core: MasterCore, now: number): void {
+  // A result whose commit still waits for acks is kept whatever its age: its
+  // client may be retrying right now.
+  const waiting = core.waiter.oldestLsn();
+  const answered = waiting === null ? core.lsn : waiting - 1;
+  core.ctx.storage.transactionSync(() =>
+    core.store.pruneResults(now - core.tunables.idempotency_retention_ms, answered),
+  );
+}
+
+/** Whether the master may sleep now (core/idle.ts); the reason it may not is kept for status. */
+function maySleep(core: MasterCore, now: number): boolean {
+  const t = core.tunables;
+  const why = awakeBecause({
+    now,
+    lastActiveAt: core.idle.lastActiveAt,
+    idleAfterMs: t.idle_after_ms,
+    failoverMs: t.durable_lsns ? t.master_failover_ms : 0,
+    masterLsn: core.lsn,
+    frozen: core.frozen,
+    outstanding: core.waiter.outstanding + core.writers.busy,
+    pinnedLsn: core.snapshots.lsn,
+    truncationPending: truncationTarget(core) > core.truncatedThrough,
+    replicas: core.replicas.all().map((entry) => ({
+      id: entry.id,
+      state: entry.state,
+      ackedLsn: entry.relay.ackedLsn,
+      inFlight: entry.relay.callsInFlight,
+      retrying: entry.relay.backingOff,
+    })),
+  });
+  core.idle.awakeBecause = why;
+  return why === null;
+}
+
+/**
+ * Puts the master to sleep: the jobs that would still come round (pruning
+ * saved results, the acked memory) run now, then every job and the alarm go.
+ * A request wakes it (MasterIdle.touch), restarting them.
+ */
+function sleep(core: MasterCore, now: number): void {
+  pruneResults(core, now);
+  core.ackedMemory.save();
+  core.jobs.sleep();
+  core.idle.slept();
+}
+
+/** Where the log could be truncated to now. */
+function truncationTarget(core: MasterCore): number {
+  const entries = core.replicas.all();
+  const minAcked = entries.reduce((m, e) => Math.min(m, e.relay.ackedLsn), core.lsn);
+  return truncationPoint({
+    lsn: core.lsn,
+    minAckedLsn: minAcked,
+    retain: core.tunables.log_retain_records,
+    max: core.tunables.log_max_records,
+    pinnedLsn: core.snapshots.lsn,
+  });
+}
+
 /**
  * Truncates log records every replica has acked, keeping log_retain_records,
  * and never keeping more than log_max_records (a replica that needed those is
@@ -62,15 +122,7 @@ export function runJob(core: MasterCore, job: string, now: number): void {
  * Returns whether more is left to truncate (one chunk per step).
  */
 function truncateLog(core: MasterCore): boolean {
-  const entries = core.replicas.all();
-  const minAcked = entries.reduce((m, e) => Math.min(m, e.relay.ackedLsn), core.lsn);
-  const target = truncationPoint({
-    lsn: core.lsn,
-    minAckedLsn: minAcked,
-    retain: core.tunables.log_retain_records,
-    max: core.tunables.log_max_records,
-    pinnedLsn: core.snapshots.lsn,
-  });
+  const target = truncationTarget(core);
   if (target <= core.truncatedThrough) return false;
   const through = Math.min(target, core.truncatedThrough + TRUNCATE_CHUNK_ROWS);
   core.ctx.storage.transactionSync(() => core.store.truncateLog(core.truncatedThrough, through));

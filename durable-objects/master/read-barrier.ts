@@ -101,17 +101,26 @@ export class MasterReadBarrier {
    * otherwise every relay is asked for one now.
    */
   private async confirmQuorum(readAt: number, until: number, boundMs: number): Promise<void> {
-    if (this.replicas.answeredSince(readAt)) return;
-    for (const entry of this.replicas.all()) entry.relay.heartbeatNow();
-    while (Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 2));
-      if (this.replicas.answeredSince(readAt)) return;
-    }
+    if (await this.majorityAnswered(readAt, until)) return;
     throw new ApiError(
       "UNAVAILABLE",
       `the master has not heard from a majority of the cluster within ${boundMs} ms, so it may no longer be the master; retry`,
       { retryAfterSeconds: 1 },
     );
+  }
+
+  /**
+   * Whether a majority answers, in this term, a message sent at or after
+   * `since`, by `until`: if none has yet, every relay sends one now.
+   */
+  async majorityAnswered(since: number, until: number): Promise<boolean> {
+    if (this.replicas.answeredSince(since)) return true;
+    for (const entry of this.replicas.all()) entry.relay.heartbeatNow();
+    while (Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      if (this.replicas.answeredSince(since)) return true;
+    }
+    return false;
   }
 
   private late(lsn: number, boundMs: number): ApiError {

@@ -18,6 +18,7 @@ export class TimedJobs {
   constructor(
     private readonly setAlarm: (at: number) => void,
     private readonly run: (job: string, now: number) => void,
+    private readonly deleteAlarm: () => void = () => {},
   ) {}
 
   at(job: string, at: number): void {
@@ -35,6 +36,21 @@ export class TimedJobs {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     this.timerAt = Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * The master sleeps (core/idle.ts): no job is left, and the alarm goes too,
+   * so nothing wakes the object until a request does.
+   */
+  sleep(): void {
+    this.cancelAll();
+    this.alarmAt = null;
+    this.deleteAlarm();
+  }
+
+  /** Jobs scheduled (none while asleep). */
+  get pending(): number {
+    return this.scheduler.size;
   }
 
   /** The DO alarm fired: run what is due and re-arm. */

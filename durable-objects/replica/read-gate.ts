@@ -6,7 +6,7 @@
  * every message; the lease is taken only after the records that came with it
  * are applied.
  */
-import type { AppendRequest } from "../../core/protocol";
+import type { AppendRequest, LeaseGrant } from "../../core/protocol";
 import { ReadBarrier } from "../../core/read-barrier";
 
 export class ReplicaReadGate {
@@ -24,6 +24,22 @@ export class ReplicaReadGate {
     // The commit point is a fact about the cluster, not about this replica's position:
     // one from any message, however late, is a safe lower bound.
     this.barrier.advance(request.commitPoint);
+  }
+
+  /**
+   * A lease granted on demand (replica/lease-ask.ts), for a replica that has
+   * applied through `grant.throughLsn` in the grant's term (the caller checks).
+   */
+  grant(grant: LeaseGrant): void {
+    this.guardMs = grant.settings.leaseGuardMs;
+    this.waitBoundMs = grant.settings.strongReadWaitMs;
+    if (grant.leaseUntil > this.leaseUntil) this.leaseUntil = grant.leaseUntil;
+    this.barrier.advance(grant.commitPoint);
+  }
+
+  /** How long a strong read waits for the commit point (0 until a message said). */
+  get waitBound(): number {
+    return this.waitBoundMs;
   }
 
   /** The highest commit point the master has sent. */

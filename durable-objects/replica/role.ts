@@ -8,7 +8,7 @@
  * the master grants with every message.
  */
 import { ApiError } from "../../core/errors";
-import { FIRST_MASTER } from "../../core/members";
+import { FIRST_MASTER, parseNodeName } from "../../core/members";
 import type { TermVerdict } from "../../core/terms";
 import type {
   AppendRequest,
@@ -35,10 +35,13 @@ import { LogKeeper } from "./log-keeper";
 import { ReplicaFaults } from "./faults";
 import { ReplicaTerms } from "./terms";
 import { ReplicaReadGate } from "./read-gate";
+import { LeaseAsk } from "./lease-ask";
 
 const PULL_BATCH_RECORDS = 1000;
 /** Longest a fetch for a held ack may wait (debug_ack_delay_ms is at most a minute). */
 const MAX_HOLD_MS = 60_000;
+/** Least time a lease request may take before the read goes to the master. */
+const LEASE_ASK_MIN_MS = 1_000;
 
 export class ReplicaRole {
   readonly kind = "replica";
@@ -47,6 +50,7 @@ export class ReplicaRole {
   /** The lease, the guard band and the commit point: what a strong read here may return. */
   private readonly strongReads = new ReplicaReadGate();
   private readonly acks: DeferredAcks;
+  private readonly leases: LeaseAsk;
   /** The test-only faults of this replica (stopped, slow, crashing mid-batch). */
   readonly fault: ReplicaFaults;
   /** master_failover_ms: how long the master has been silent (node.ts runs the promotion). */
@@ -73,8 +77,10 @@ export class ReplicaRole {
     private readonly env: Env,
     private readonly node: SqlNode,
     private readonly store: NodeStore,
+    partitioned: () => boolean = () => false,
   ) {
     ctx.storage.transactionSync(() => ensureReplicaFlag(node.sql));
+    this.leases = new LeaseAsk(env, partitioned);
     this.acks = new DeferredAcks(
       (cluster) => nodeStub(env, cluster, this.masterId),
       () => this.fault.stopped,
@@ -317,7 +323,7 @@ export class ReplicaRole {
     const cannot = this.cannotServe();
     if (cannot !== null) return { kind: "redirect", reason: cannot };
     const strong = request.consistency === "strong";
-    if (strong && !this.strongReads.leaseValid(Date.now())) {
+    if (strong && !this.strongReads.leaseValid(Date.now()) && !(await this.askLease(request))) {
       return { kind: "redirect", reason: "no valid lease" };
     }
     if (strong && this.strongReads.behindCommitPoint(this.appliedLsn)) {
@@ -343,6 +349,23 @@ export class ReplicaRole {
       if (error instanceof ApiError) return { kind: "error", error: error.toBody() };
       throw error;
     }
+  }
+
+  /**
+   * No lease (the master slept, or it ran out between messages): ask the
+   * master for one. Taken only in the term it was asked in, by a replica that
+   * still may serve and has applied what the grant covers.
+   */
+  private async askLease(request: QueryRequest): Promise<boolean> {
+    const term = this.terms.known;
+    const self = parseNodeName(this.ctx.id.name)?.member ?? "";
+    const bound = Math.max(this.strongReads.waitBound, LEASE_ASK_MIN_MS);
+    const grant = await this.leases.ask(request.cluster, this.masterId, self, term, bound);
+    if (grant === null || grant.refused !== undefined || grant.term !== term) return false;
+    if (this.terms.known !== term || this.cannotServe() !== null) return false;
+    if (this.appliedLsn < grant.throughLsn) return false;
+    this.strongReads.grant(grant);
+    return this.strongReads.leaseValid(Date.now());
   }
 
   /** One step of a rebuild from the master's snapshot (sqlite/snapshot-install.ts). */

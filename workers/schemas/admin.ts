@@ -114,6 +114,13 @@ export const clusterStatus = z
           notPlain: z.number().int(),
         }),
       }),
+      idle: z.object({
+        asleep: z.boolean(),
+        quietMs: z.number().int(),
+        awakeBecause: z.string().nullable(),
+        sleeps: z.number().int(),
+        wakes: z.number().int(),
+      }),
     }),
     replicas: z.array(
       z.looseObject({

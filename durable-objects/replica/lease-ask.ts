@@ -1,0 +1,47 @@
+/**
+ * The replica's side of a lease on demand (master/lease-on-demand.ts): one
+ * request at a time, which every strong read that finds no lease meanwhile
+ * shares, bounded in time; a failure or a refusal is null, and the read is
+ * sent to the master as it was before leases could be asked for.
+ */
+import type { LeaseGrant } from "../../core/protocol";
+import { nodeStub } from "../node-rpc";
+
+export class LeaseAsk {
+  private pending: Promise<LeaseGrant | null> | null = null;
+  /** Requests made, and leases granted by them (status of the replica, tests). */
+  asked = 0;
+  granted = 0;
+
+  constructor(
+    private readonly env: Env,
+    /** Fault hook: a partitioned node sends no call to another member. */
+    private readonly partitioned: () => boolean,
+  ) {}
+
+  ask(cluster: string, master: string, self: string, term: number, boundMs: number) {
+    if (this.partitioned()) return Promise.resolve(null);
+    if (this.pending !== null) return this.pending;
+    this.asked++;
+    const call = nodeStub(this.env, cluster, master).leaseOnDemand({
+      cluster,
+      replicaId: self,
+      term,
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), boundMs);
+    });
+    this.pending = Promise.race([call, late])
+      .then((grant) => {
+        if (grant !== null && grant.refused === undefined) this.granted++;
+        return grant;
+      })
+      .catch(() => null)
+      .finally(() => {
+        clearTimeout(timer);
+        this.pending = null;
+      });
+    return this.pending;
+  }
+}
