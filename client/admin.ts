@@ -12,6 +12,7 @@ import type { AdminCall, CallOptions, Requester } from "./requester.ts";
 import type {
   AddedReplica,
   ClusterStatus,
+  DeletedCluster,
   LocationHint,
   Promoted,
   PromoteRequest,
@@ -81,6 +82,15 @@ export class AdminClient {
   /** Hands over to a coherent replica (or promotes without the master); answers once it took over. */
   promote(request: PromoteRequest = {}, options: CallOptions = {}): Promise<Promoted> {
     return this.call("POST", "/promote", false, options, request);
+  }
+
+  /**
+   * Deletes the cluster: every member's storage, then its name (its next use
+   * creates a new, empty cluster). Irreversible; `confirm` must repeat the
+   * cluster's name. Safe to retry: a deletion cut short is finished by another.
+   */
+  deleteCluster(confirm: string, options: CallOptions = {}): Promise<DeletedCluster> {
+    return this.call("DELETE", `?confirm=${encodeURIComponent(confirm)}`, true, options);
   }
 
   /** GET /metrics?cluster=…: Prometheus text. */

@@ -50,6 +50,12 @@ export interface AddedReplica {
   replicas: string[];
 }
 
+/** DELETE /admin/clusters/{cluster}: every member emptied, the master first. */
+export interface DeletedCluster {
+  cluster: string;
+  members: string[];
+}
+
 export interface RemovedReplica {
   id: string;
   replicas: string[];

@@ -20,6 +20,11 @@ export interface DirectoryRecord {
    * tunables, published by the master of this term before either changes.
    */
   config?: ClusterConfig;
+  /**
+   * Set while DELETE /admin/clusters/{cluster} runs: no master starts, and once
+   * every member is gone the record goes too, so the name starts afresh.
+   */
+  deleting?: true;
 }
 
 export interface ClusterConfig {

@@ -47,6 +47,18 @@ export class ClusterDirectory extends DurableObject<Env> {
     return outcome;
   }
 
+  /** The cluster is being deleted: no master starts until `forget` (workers/cluster-delete.ts). */
+  async markDeleting(): Promise<DirectoryRecord> {
+    const record: DirectoryRecord = { ...this.record(), deleting: true };
+    this.ctx.storage.kv.put(RECORD_KEY, record);
+    return record;
+  }
+
+  /** Every member is gone: so is the record, and the name's next use starts at term 1. */
+  async forget(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+  }
+
   /** The master of `term` publishes the members and tunables a promotion without it needs. */
   async publish(term: number, master: string, config: ClusterConfig): Promise<CasOutcome> {
     const outcome = publishConfig(this.record(), term, master, config);

@@ -42,6 +42,8 @@ import { installHandover } from "./takeover";
 
 type RoleName = "master" | "replica";
 
+const DELETING = "the cluster is being deleted";
+
 export class ClusterNode extends DurableObject<Env> implements NodeRpc {
   private readonly node: SqlNode;
   private readonly store: NodeStore;
@@ -79,7 +81,19 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
             : "replica";
       // Before a master sends or grants anything, the directory says whether a
       // later term named another master (a handover or a promotion it missed).
-      if (role === "master" && !(await this.stillMaster())) role = "replica";
+      if (role === "master") {
+        const still = await this.stillMaster();
+        if (still === "deleting") {
+          // No role: the calls that started it fail, and it resets at once, so
+          // a call after the deletion starts it afresh and looks again.
+          this.resetting = DELETING;
+          ctx.waitUntil(
+            new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => ctx.abort(DELETING)),
+          );
+          return;
+        }
+        if (!still) role = "replica";
+      }
       if (saved !== role) this.store.setMeta("role", role);
       this.role =
         role === "master"
@@ -100,10 +114,11 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
    * If not, it takes the later term into storage (its log is checked against
    * that term's first LSN when its master writes) and starts as a replica.
    */
-  private async stillMaster(): Promise<boolean> {
+  private async stillMaster(): Promise<boolean | "deleting"> {
     const cluster = parseNodeName(this.ctx.id.name)?.cluster;
     if (cluster === undefined) return true;
     const record = await directoryStub(this.env, cluster).read();
+    if (record.deleting === true) return "deleting";
     const term = Number(this.store.getMeta("term") ?? 1);
     if (record.term < term || (record.term === term && record.master === this.member)) return true;
     this.ctx.storage.transactionSync(() => {
@@ -210,6 +225,24 @@ export class ClusterNode extends DurableObject<Env> implements NodeRpc {
     });
     this.restart(`master of term ${record.term}`);
     return { master: this.member, term: record.term };
+  }
+
+  /**
+   * DELETE /admin/clusters/{cluster} (workers/cluster-delete.ts): this member
+   * stops sending and answering, drops its alarm and every byte it stores, and
+   * resets; a later call finds an empty object.
+   */
+  async destroy(): Promise<void> {
+    if (this.role?.kind === "master") this.role.core.halt(DELETING);
+    this.resetting = DELETING;
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.ctx.waitUntil(
+      (async () => {
+        await this.ctx.storage.sync();
+        this.ctx.abort(DELETING);
+      })(),
+    );
   }
 
   override async alarm(): Promise<void> {

@@ -257,10 +257,15 @@ export class MasterCore {
 
   /** Takes nothing more and resets the node, which starts again in its stored role. */
   restart(reason: string): void {
-    this.frozen = `restarting: ${reason}`;
+    this.halt(`restarting: ${reason}`);
+    this.restartNode(reason);
+  }
+
+  /** Takes nothing more, sends nothing more and runs no job (a restart, a deletion). */
+  halt(reason: string): void {
+    this.frozen = reason;
     for (const entry of this.replicas.all()) entry.relay.retire();
     this.jobs.cancelAll();
-    this.restartNode(reason);
   }
 
   ensureCluster(cluster: string): void {

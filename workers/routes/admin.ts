@@ -16,6 +16,7 @@ import {
   placedMemberStub,
   onMaster,
 } from "../cluster";
+import { deleteCluster } from "../cluster-delete";
 import { errorResponse, fromBody } from "../errors";
 import { requireToken } from "../middleware/auth";
 import { readJson, validBody } from "../middleware/json";
@@ -25,6 +26,8 @@ import {
   addedReplica,
   addReplicaSchema,
   clusterStatus,
+  deleteClusterQuery,
+  deletedCluster,
   memberParams,
   promoted,
   promoteSchema,
@@ -208,6 +211,33 @@ serve(
     forgetReplicaList(cluster);
     if (!result.ok) return errorResponse(c, fromBody(result.error));
     return c.json(result.value);
+  },
+);
+
+serve(
+  admin,
+  "delete",
+  "/:cluster",
+  {
+    operationId: "deleteCluster",
+    tags: ["admin"],
+    summary: "Delete a cluster: every member's storage and alarm, then its name",
+    description:
+      "Irreversible. `confirm` must repeat the cluster's name. Stop its clients first: a request during the deletion fails; one after it creates a new, empty cluster (docs/operations.md, Deleting a cluster).",
+    security: ADMIN_AUTH,
+    request: { params: clusterParams, query: deleteClusterQuery },
+    responses: { 200: json(deletedCluster, "Deleted."), ...errorResponses() },
+  },
+  async (c) => {
+    const cluster = checkCluster(c.env, c.req.param("cluster"));
+    if (c.req.query("confirm") !== cluster) {
+      throw new ApiError(
+        "BAD_REQUEST",
+        `deleting a cluster is irreversible: repeat its name as ?confirm=${cluster}`,
+        { cluster },
+      );
+    }
+    return c.json(await deleteCluster(c.env, cluster));
   },
 );
 

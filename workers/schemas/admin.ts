@@ -168,6 +168,21 @@ export const removedReplica = z
   .object({ id: z.string().regex(MEMBER_ID), replicas: sanctioned })
   .meta({ id: "RemovedReplica" });
 
+export const deleteClusterQuery = z.object({
+  confirm: z
+    .string()
+    .describe("The cluster's name again: without it, or with another name, nothing is deleted."),
+});
+
+export const deletedCluster = z
+  .object({
+    cluster: z.string(),
+    members: z
+      .array(z.string())
+      .describe("Every member whose object was emptied, the master first."),
+  })
+  .meta({ id: "DeletedCluster" });
+
 export const promoted = z.object({
   master: z.string().describe("The new master."),
   term: z.number().int().describe("Its term."),
