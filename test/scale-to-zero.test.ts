@@ -174,3 +174,29 @@ describe("waking", () => {
     expect(replicas.find((r) => r.id === "replica-2")?.state).not.toBe("coherent");
   });
 });
+
+describe("silence during a sleep is the master's, not the replicas'", () => {
+  it("a replica failing its first call after a wake is not marked unreachable at once", async () => {
+    const c = await quietCluster("wake-unreachable", {
+      debug_fault_injection: true,
+      rep_timeout_ms: 1_500,
+      commit_timeout_ms: 10_000,
+    });
+    await asleep(c);
+    // Quiet for longer than rep_timeout_ms: nobody has heard from any replica since.
+    await sleep(2_000);
+    const stopped = await call("POST", `/admin/clusters/${c}/replicas/replica-2/stop`, {
+      body: {},
+    });
+    expect(stopped.status).toBe(200);
+    const write = exec(c, [{ sql: "INSERT INTO t (v) VALUES ('b')" }]);
+    await sleep(300);
+    // Its calls fail from the wake on, but it has been silent for 300 ms, not 2 s.
+    const during = (await snapshot(c)).replicas.find((r) => r.id === "replica-2");
+    expect(during?.state).toBe("coherent");
+    // rep_timeout_ms after the wake it is marked, and the write is answered without it.
+    expect((await write).status).toBe(200);
+    const after = (await snapshot(c)).replicas.find((r) => r.id === "replica-2");
+    expect(after?.state).toBe("incoherent");
+  });
+});

@@ -55,8 +55,11 @@ function dropSourceMap(bundleDir: string): void {
   rmSync(`${worker}.map`, { force: true });
 }
 
-/** `root`: the checkout to build (another build of the project, for side-by-side runs). */
-export async function startBenchServer(root = "."): Promise<DevServer> {
+/**
+ * `root`: the checkout to build (another build of the project, for side-by-side
+ * runs); `persistTo`: a state directory that outlives the server (dev-server.ts).
+ */
+export async function startBenchServer(root = ".", persistTo?: string): Promise<DevServer> {
   const dir = mkdtempSync(join(tmpdir(), "dosql-bench-"));
   try {
     execFileSync(
@@ -79,7 +82,7 @@ export async function startBenchServer(root = "."): Promise<DevServer> {
     // The development tokens are read from beside the configuration.
     const vars = join(root, ".dev.vars");
     if (existsSync(vars)) copyFileSync(vars, join(dir, ".dev.vars"));
-    const server = await startDevServer(config, BENCH_DEV_ENV);
+    const server = await startDevServer(config, BENCH_DEV_ENV, persistTo);
     return {
       ...server,
       async stop() {

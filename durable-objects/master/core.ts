@@ -95,7 +95,10 @@ export class MasterCore {
   /** Each replica's highest acked LSN, kept across restarts for status and /metrics (saved by them). */
   readonly ackedMemory: AckedMemory;
   /** Sleep and wake (scale to zero): the heartbeat job puts it to sleep, a request wakes it. */
-  readonly idle = new MasterIdle((now) => this.startJobs(now));
+  readonly idle = new MasterIdle((now) => {
+    this.replicas.woke(now);
+    this.startJobs(now);
+  });
 
   constructor(
     readonly ctx: DurableObjectState,

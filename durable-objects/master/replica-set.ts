@@ -74,6 +74,12 @@ export class ReplicaSet {
   private readonly departed = new Map<string, Departed>();
 
   private readonly memory: LeaseMemory;
+  /**
+   * Since when the master has been calling its replicas: its start, or its
+   * last wake. Silence before it is the master's own (it slept, or did not
+   * exist), not a replica's, so unreachability counts from here at the earliest.
+   */
+  private callingSince = Date.now();
   /** Told whenever acks arrive or a replica changes state (the read barrier watches). */
   private readonly watchers: (() => void)[] = [];
 
@@ -338,10 +344,15 @@ export class ReplicaSet {
     this.tellWatchers();
   }
 
+  /** The master woke (scale to zero): it calls its replicas again from `now`. */
+  woke(now: number): void {
+    this.callingSince = now;
+  }
+
   /** A coherent replica that has answered nothing for rep_timeout_ms is marked incoherent. */
   checkUnreachable(entry: ReplicaEntry, now: number): void {
     if (entry.state !== "coherent" || entry.relay.failures === 0) return;
-    const lastHeard = entry.relay.lastHeardAt ?? 0;
+    const lastHeard = Math.max(entry.relay.lastHeardAt ?? 0, this.callingSince);
     if (now - lastHeard >= this.host.tunables().rep_timeout_ms) {
       this.markIncoherent(entry, "unreachable");
       this.changed();

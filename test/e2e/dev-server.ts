@@ -20,6 +20,8 @@ import { join } from "node:path";
 export interface DevServer {
   url: string;
   port: number;
+  /** The process group of wrangler dev and every process it started (workerd among them). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -37,13 +39,18 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** `env` adds to (or overrides) the environment wrangler runs with. */
+/**
+ * `env` adds to (or overrides) the environment wrangler runs with;
+ * `persistTo` keeps the local state in a directory of the caller's, which
+ * outlives the server (a restart on the same state), instead of a temporary one.
+ */
 export async function startDevServer(
   configPath = "wrangler.toml",
   env: Record<string, string> = {},
+  persistTo?: string,
 ): Promise<DevServer> {
   const port = await freePort();
-  const persist = mkdtempSync(join(tmpdir(), "dosql-e2e-"));
+  const persist = persistTo ?? mkdtempSync(join(tmpdir(), "dosql-e2e-"));
   const child: ChildProcess = spawn(
     "npx",
     [
@@ -93,6 +100,7 @@ export async function startDevServer(
   return {
     url,
     port,
+    pid: child.pid ?? 0,
     async stop() {
       if (child.pid !== undefined && child.exitCode === null) {
         const exited = new Promise((r) => child.on("exit", r));
@@ -100,7 +108,7 @@ export async function startDevServer(
         await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
         if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
       }
-      rmSync(persist, { recursive: true, force: true });
+      if (persistTo === undefined) rmSync(persist, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,70 @@
+/**
+ * CPU time of a process group read from /proc (Linux): what `wrangler dev`
+ * and the workerd it runs cost, sampled from outside the runtime.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** Clock ticks per second of /proc's utime and stime (USER_HZ; 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+interface ProcStat {
+  pid: number;
+  pgrp: number;
+  cpuTicks: number;
+  command: string;
+}
+
+function readStats(): ProcStat[] {
+  const out: ProcStat[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      // Fields after "(comm)": state ppid pgrp ... utime (14th field) stime (15th).
+      const fields = stat.slice(close + 2).split(" ");
+      out.push({
+        pid: Number(entry),
+        pgrp: Number(fields[2]),
+        cpuTicks: Number(fields[11]) + Number(fields[12]),
+        command: stat.slice(stat.indexOf("(") + 1, close),
+      });
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/** CPU seconds used so far by every live process of group `pgrp`, by command. */
+export function groupCpuSeconds(pgrp: number): Map<string, number> {
+  const byCommand = new Map<string, number>();
+  for (const p of readStats()) {
+    if (p.pgrp !== pgrp) continue;
+    byCommand.set(p.command, (byCommand.get(p.command) ?? 0) + p.cpuTicks / TICKS_PER_SECOND);
+  }
+  return byCommand;
+}
+
+/**
+ * The share of one core the group used over `ms` (1.0 = a whole core), in
+ * all and per command (workerd, node).
+ */
+export async function groupCpuShare(
+  pgrp: number,
+  ms: number,
+): Promise<{ total: number; byCommand: Record<string, number> }> {
+  const before = groupCpuSeconds(pgrp);
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const seconds = (performance.now() - started) / 1000;
+  const after = groupCpuSeconds(pgrp);
+  const byCommand: Record<string, number> = {};
+  let total = 0;
+  for (const [command, used] of after) {
+    const share = (used - (before.get(command) ?? 0)) / seconds;
+    byCommand[command] = share;
+    total += share;
+  }
+  return { total, byCommand };
+}
