@@ -71,7 +71,8 @@ function makeCalls(base: string) {
       method: "GET",
       headers: admin,
     });
-    return (body as { master: { idle: { asleep: boolean } } }).master.idle.asleep;
+    return (body as { master: { idle: { asleep: boolean; awakeBecause: string | null } } }).master
+      .idle;
   };
   return { exec, read, tune, idle };
 }
@@ -90,8 +91,12 @@ async function create(calls: Calls, from: number, to: number, idleAfterMs: numbe
 async function allAsleep(calls: Calls, count: number) {
   const until = Date.now() + 120_000;
   for (let i = 0; i < count; i++) {
-    while (!(await calls.idle(nameOf(i)))) {
-      if (Date.now() > until) throw new Error(`${nameOf(i)} did not fall asleep in 120 s`);
+    for (;;) {
+      const idle = await calls.idle(nameOf(i));
+      if (idle.asleep) break;
+      if (Date.now() > until) {
+        throw new Error(`${nameOf(i)} did not fall asleep in 120 s: ${idle.awakeBecause}`);
+      }
       await new Promise((r) => setTimeout(r, 250));
     }
   }

@@ -14,8 +14,7 @@ export interface IdleReplica {
   id: string;
   state: string;
   ackedLsn: number;
-  /** Calls in flight to it, and whether its relay is backing off after a failure. */
-  inFlight: number;
+  /** Whether its relay is backing off after a failure (or is cut off): it has sending left to do. */
   retrying: boolean;
 }
 
@@ -54,7 +53,7 @@ export function awakeBecause(f: IdleFacts): string | null {
     if (r.ackedLsn < f.masterLsn) return `${r.id} has acked LSN ${r.ackedLsn} of ${f.masterLsn}`;
     if (r.retrying) return `${r.id} is being retried`;
   }
-  // Last: a heartbeat's answer is on its way, which the next look will not find.
-  const busy = f.replicas.find((r) => r.inFlight > 0);
-  return busy === undefined ? null : `a call to ${busy.id} is in flight`;
+  // A call still in flight does not keep it awake: with every replica at the
+  // LSN it can only be a heartbeat, whose answer is taken whenever it comes.
+  return null;
 }

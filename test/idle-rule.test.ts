@@ -13,8 +13,8 @@ const base: IdleFacts = {
   pinnedLsn: null,
   truncationPending: false,
   replicas: [
-    { id: "replica-1", state: "coherent", ackedLsn: 10, inFlight: 0, retrying: false },
-    { id: "replica-2", state: "coherent", ackedLsn: 10, inFlight: 0, retrying: false },
+    { id: "replica-1", state: "coherent", ackedLsn: 10, retrying: false },
+    { id: "replica-2", state: "coherent", ackedLsn: 10, retrying: false },
   ],
 };
 const r2 = (patch: Partial<IdleFacts["replicas"][number]>) => ({
@@ -39,7 +39,6 @@ describe("awakeBecause", () => {
     ["a replica catching up", r2({ state: "catching-up" }), /replica-2 is catching-up/],
     ["a replica behind", r2({ ackedLsn: 9 }), /replica-2 has acked LSN 9 of 10/],
     ["a replica being retried", r2({ retrying: true }), /replica-2 is being retried/],
-    ["a call in flight", r2({ inFlight: 1 }), /call to replica-2/],
   ])("keeps it awake: %s", (_, patch, why) => {
     expect(awakeBecause({ ...base, ...patch })).toMatch(why);
   });
@@ -49,11 +48,11 @@ describe("awakeBecause", () => {
     expect(awakeBecause({ ...base, lastActiveAt: base.now - 30_000 })).toBeNull();
   });
 
-  it("names a lagging replica before a call in flight to another", () => {
+  it("names the first replica that keeps it awake", () => {
     const replicas = [
-      { ...base.replicas[0], inFlight: 1 },
+      { ...base.replicas[0], retrying: true },
       { ...base.replicas[1], ackedLsn: 4 },
     ] as IdleFacts["replicas"];
-    expect(awakeBecause({ ...base, replicas })).toMatch(/replica-2 has acked LSN 4/);
+    expect(awakeBecause({ ...base, replicas })).toMatch(/replica-1 is being retried/);
   });
 });

@@ -57,25 +57,28 @@ async function asleep(c: string) {
 }
 
 describe("an idle cluster sleeps", () => {
-  it("stops calling its replicas and clears its alarm within idle_after_ms plus a margin", async () => {
-    const c = await quietCluster("idle");
-    const tookMs = await asleep(c);
-    // The heartbeat job looks every heartbeat_ms / 2, and the replicas acked first.
-    expect(tookMs).toBeLessThan(IDLE_MS + 2_000);
-    const before = await snapshot(c);
-    expect(before.idle.awakeBecause).toBeNull();
-    for (const r of before.replicas) {
-      expect(r.state).toBe("coherent");
-      expect(r.ackedLsn).toBe(before.lsn);
-    }
-    expect(await masterAlarm(c)).toBeNull();
-    // Twenty heartbeat periods later, not one call more has gone to any replica.
-    await sleep(1_000);
-    const after = await snapshot(c);
-    expect(after.idle.asleep).toBe(true);
-    expect(after.replicas.map((r) => r.calls)).toEqual(before.replicas.map((r) => r.calls));
-    expect(await masterAlarm(c)).toBeNull();
-  });
+  it.each([50, 200])(
+    "stops calling its replicas and clears its alarm within idle_after_ms plus a margin (heartbeat_ms %i)",
+    async (heartbeatMs) => {
+      const c = await quietCluster("idle", { heartbeat_ms: heartbeatMs });
+      const tookMs = await asleep(c);
+      // The heartbeat job looks every heartbeat_ms / 2, and the replicas acked first.
+      expect(tookMs).toBeLessThan(IDLE_MS + 2_000);
+      const before = await snapshot(c);
+      expect(before.idle.awakeBecause).toBeNull();
+      for (const r of before.replicas) {
+        expect(r.state).toBe("coherent");
+        expect(r.ackedLsn).toBe(before.lsn);
+      }
+      expect(await masterAlarm(c)).toBeNull();
+      // Five to twenty heartbeat periods later, not one call more has gone to any replica.
+      await sleep(1_000);
+      const after = await snapshot(c);
+      expect(after.idle.asleep).toBe(true);
+      expect(after.replicas.map((r) => r.calls)).toEqual(before.replicas.map((r) => r.calls));
+      expect(await masterAlarm(c)).toBeNull();
+    },
+  );
 
   it("stays awake while a replica lags, and says why", async () => {
     const c = await quietCluster("idle-stopped", {

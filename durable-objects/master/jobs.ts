@@ -82,7 +82,6 @@ function maySleep(core: MasterCore, now: number): boolean {
       id: entry.id,
       state: entry.state,
       ackedLsn: entry.relay.ackedLsn,
-      inFlight: entry.relay.callsInFlight,
       retrying: entry.relay.backingOff,
     })),
   });

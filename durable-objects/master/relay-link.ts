@@ -93,11 +93,6 @@ export class RelayLink {
     this.stub = host.newStub(id);
   }
 
-  /** Calls made and not answered yet. */
-  get callsInFlight(): number {
-    return this.inFlight;
-  }
-
   /** Backing off after a failure, or cut off by the fault hook: it has sending left to do. */
   get backingOff(): boolean {
     return this.retryAt !== null || this.disconnected;
