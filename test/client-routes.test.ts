@@ -42,6 +42,10 @@ const CALLS: Record<string, [Answer, (db: DosqliteClient) => Promise<unknown>]> 
   "admin.removeReplica": [ok({}), (db) => db.admin.removeReplica("replica-4")],
   "admin.promote": [ok({}), (db) => db.admin.promote({ replica: "replica-1" })],
   "admin.metrics": [{ status: 200, body: "# text\n" }, (db) => db.admin.metrics()],
+  "admin.deleteCluster": [
+    ok({ cluster: "c", members: ["node-0"] }),
+    (db) => db.admin.deleteCluster("c"),
+  ],
   "admin.faults.crashMaster": [{ status: 202, body: {} }, (db) => db.admin.faults.crashMaster()],
   "admin.faults.loseMaster": [{ status: 202, body: {} }, (db) => db.admin.faults.loseMaster()],
   "admin.faults.restoreMember": [ok({}), (db) => db.admin.faults.restoreMember("node-0")],

@@ -118,6 +118,7 @@ function calls(a: string, promoted: string, lost: string, empty: string): Call[]
       status: 200,
     },
     { route: `POST ${r}/import`, url: `${admin(empty)}/import`, dump: DUMP, status: 200 },
+    { route: `DELETE ${r}`, url: `${admin(empty)}?confirm=${empty}`, status: 200 },
   ];
 }
 
