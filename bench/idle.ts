@@ -89,13 +89,13 @@ async function create(calls: Calls, from: number, to: number, idleAfterMs: numbe
 }
 
 async function allAsleep(calls: Calls, count: number) {
-  const until = Date.now() + 120_000;
   for (let i = 0; i < count; i++) {
+    const until = Date.now() + 60_000;
     for (;;) {
       const idle = await calls.idle(nameOf(i));
       if (idle.asleep) break;
       if (Date.now() > until) {
-        throw new Error(`${nameOf(i)} did not fall asleep in 120 s: ${idle.awakeBecause}`);
+        throw new Error(`${nameOf(i)} did not fall asleep in 60 s: ${idle.awakeBecause}`);
       }
       await new Promise((r) => setTimeout(r, 250));
     }

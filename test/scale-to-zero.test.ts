@@ -203,3 +203,22 @@ describe("silence during a sleep is the master's, not the replicas'", () => {
     expect(after?.state).toBe("incoherent");
   });
 });
+
+describe("starting is not activity", () => {
+  it("a master restarted without a request asking anything of it sleeps as soon as its replicas answer", async () => {
+    const c = await quietCluster("restart-asleep", {
+      idle_after_ms: 5_000,
+      debug_fault_injection: true,
+    });
+    // The crash resets it (as an eviction would); the status call below starts it again.
+    const crashed = await call("POST", `/admin/clusters/${c}/master/crash`, { body: {} });
+    expect(crashed.status).toBe(202);
+    const started = Date.now();
+    await waitUntil("the restarted master to sleep", async () => (await snapshot(c)).idle.asleep);
+    // Well before idle_after_ms: its start did not count as a request.
+    expect(Date.now() - started).toBeLessThan(2_500);
+    // And it wakes for the next write, as ever.
+    expect((await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('b')" }])).status).toBe(200);
+    expect((await snapshot(c)).idle.wakes).toBe(1);
+  });
+});

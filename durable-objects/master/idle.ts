@@ -8,7 +8,7 @@
  */
 export interface IdleStatus {
   asleep: boolean;
-  /** Since when it sleeps, or how long it has been quiet while awake. */
+  /** How long nothing has been asked of it (since it started, if nothing has yet). */
   quietMs: number;
   /** Why it stays awake (the last heartbeat's view), or null while it sleeps. */
   awakeBecause: string | null;
@@ -17,7 +17,13 @@ export interface IdleStatus {
 }
 
 export class MasterIdle {
-  lastActiveAt = Date.now();
+  /**
+   * The last time something was asked of it; 0 until then. Starting is not
+   * activity: a master the platform evicted and an alarm or a status call
+   * started again sleeps as soon as it knows its replicas are at its LSN.
+   */
+  lastActiveAt = 0;
+  private readonly startedAt = Date.now();
   asleep = false;
   sleeps = 0;
   wakes = 0;
@@ -45,7 +51,7 @@ export class MasterIdle {
   status(now: number): IdleStatus {
     return {
       asleep: this.asleep,
-      quietMs: now - this.lastActiveAt,
+      quietMs: now - (this.lastActiveAt === 0 ? this.startedAt : this.lastActiveAt),
       awakeBecause: this.awakeBecause,
       sleeps: this.sleeps,
       wakes: this.wakes,
