@@ -5,9 +5,19 @@
  * behave as on a warm cluster: they see every acknowledged write.
  */
 import { env, runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { nodeObjectName } from "../durable-objects/node-rpc";
-import { call, exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
+import {
+  ADMIN,
+  call,
+  exec,
+  freshCluster,
+  patchTunables,
+  query,
+  status,
+  waitUntil,
+} from "./helpers";
 
 interface Row {
   id: string;
@@ -71,6 +81,12 @@ describe("an idle cluster sleeps", () => {
         expect(r.ackedLsn).toBe(before.lsn);
       }
       expect(await masterAlarm(c)).toBeNull();
+      const metrics = await exports.default.fetch(
+        new Request(`http://cluster.test/metrics?cluster=${c}`, {
+          headers: { authorization: `Bearer ${ADMIN}` },
+        }),
+      );
+      expect(await metrics.text()).toContain(`dosql_master_asleep{cluster="${c}"} 1`);
       // Five to twenty heartbeat periods later, not one call more has gone to any replica.
       await sleep(1_000);
       const after = await snapshot(c);

@@ -159,6 +159,7 @@ export class MasterCore {
       outstanding: () => this.waiter.outstanding,
       writersBusy: () => this.writers.busy,
       lsn: () => this.lsn,
+      asleep: () => this.idle.asleep,
       replicas: () =>
         this.replicas.all().map((entry) => ({
           id: entry.id,

@@ -9,6 +9,7 @@ export interface MetricsSource {
   outstanding(): number;
   writersBusy(): number;
   lsn(): number;
+  asleep(): boolean;
   replicas(): { id: string; lagMs: number; ackedLsn: number; coherent: boolean }[];
 }
 
@@ -141,6 +142,15 @@ export class MasterMetrics {
       registers,
       collect() {
         this.set(label(), source.lsn());
+      },
+    });
+    new Gauge({
+      name: "dosql_master_asleep",
+      help: "1 while the master sleeps (scale to zero: no heartbeat, no timed job, no alarm), else 0.",
+      labelNames: ["cluster"],
+      registers,
+      collect() {
+        this.set(label(), source.asleep() ? 1 : 0);
       },
     });
     // Reset on every collect, then set for the replicas there are now: prom-client
