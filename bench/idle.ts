@@ -7,7 +7,7 @@
  * objects are not loaded at all (after the restart), each beside the same
  * request on the warm cluster right after.
  *
- *   node bench/idle.ts [--clusters 100] [--sample-s 10] [--idle-ms 3000] [--probes 8]
+ *   node bench/idle.ts [--clusters 100] [--sample-s 10] [--windows 3] [--idle-ms 3000] [--probes 8]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,12 +23,15 @@ const { values } = parseArgs({
     "sample-s": { type: "string", default: "10" },
     "idle-ms": { type: "string", default: "3000" },
     probes: { type: "string", default: "8" },
+    windows: { type: "string", default: "3" },
   },
 });
 const CLUSTERS = Number(values.clusters);
 const SAMPLE_MS = Number(values["sample-s"]) * 1000;
 const IDLE_MS = Number(values["idle-ms"]);
 const PROBES = Number(values.probes);
+/** Consecutive CPU samples of each sleeping state: whether what is left decays. */
+const WINDOWS = Number(values.windows);
 const AWAKE = Math.min(10, CLUSTERS);
 const log = (text: string) => process.stderr.write(`${text}\n`);
 
@@ -103,11 +106,14 @@ async function allAsleep(calls: Calls, count: number) {
 }
 
 const rows: string[][] = [];
-async function cpuLine(pid: number, what: string) {
-  const share = await groupCpuShare(pid, SAMPLE_MS);
-  const pct = (x: number | undefined) => `${((x ?? 0) * 100).toFixed(1)}%`;
-  rows.push([what, pct(share.total), pct(share.byCommand.workerd), pct(share.byCommand.node)]);
-  log(`${what}: ${pct(share.total)} of a core`);
+async function cpuLine(pid: number, what: string, windows = 1) {
+  for (let w = 1; w <= windows; w++) {
+    const share = await groupCpuShare(pid, SAMPLE_MS);
+    const pct = (x: number | undefined) => `${((x ?? 0) * 100).toFixed(1)}%`;
+    const label = windows === 1 ? what : `${what}, window ${w} of ${windows}`;
+    rows.push([label, pct(share.total), pct(share.byCommand.workerd), pct(share.byCommand.node)]);
+    log(`${label}: ${pct(share.total)} of a core`);
+  }
 }
 
 const latency: string[][] = [];
@@ -141,11 +147,11 @@ try {
     await cpuLine(server.pid, `${AWAKE} clusters awake (idle_after_ms 0)`);
     for (let i = 0; i < AWAKE; i++) await calls.tune(nameOf(i), { idle_after_ms: IDLE_MS });
     await allAsleep(calls, AWAKE);
-    await cpuLine(server.pid, `${AWAKE} clusters asleep`);
+    await cpuLine(server.pid, `${AWAKE} clusters asleep`, WINDOWS);
     log(`creating ${CLUSTERS - AWAKE} more`);
     await create(calls, AWAKE, CLUSTERS, IDLE_MS);
     await allAsleep(calls, CLUSTERS);
-    await cpuLine(server.pid, `${CLUSTERS} clusters asleep`);
+    await cpuLine(server.pid, `${CLUSTERS} clusters asleep`, WINDOWS);
     if (CLUSTERS >= 3 * PROBES) {
       await firstVsWarm("write, master asleep", slice(0), (c) =>
         calls.exec(c, "INSERT INTO t (v) VALUES ('y')"),
@@ -165,7 +171,7 @@ try {
   calls = makeCalls(server.url);
   try {
     await new Promise((r) => setTimeout(r, 3_000));
-    await cpuLine(server.pid, `${CLUSTERS} clusters in its state, after a restart`);
+    await cpuLine(server.pid, `${CLUSTERS} clusters in its state, after a restart`, WINDOWS);
     if (CLUSTERS >= 5 * PROBES) {
       await firstVsWarm("write, objects not loaded", slice(3 * PROBES), (c) =>
         calls.exec(c, "INSERT INTO t (v) VALUES ('z')"),
