@@ -66,6 +66,12 @@ export interface ImportBatchRequest {
   requestHash: string;
   /** The import's first batch: refused unless the cluster holds no user object. */
   first: boolean;
+  /**
+   * Every later batch: the key of the import's first batch. Refused unless
+   * that batch's result is on the cluster, so that an import whose cluster was
+   * deleted and created anew meanwhile does not go on into the new one.
+   */
+  startedWith?: string;
   items: ImportItem[];
   /**
    * Items that are row INSERTs of the dump, and how many rows each inserts: a

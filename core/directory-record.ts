@@ -45,8 +45,14 @@ export type CasOutcome =
   | { ok: true; record: DirectoryRecord }
   | { ok: false; record: DirectoryRecord; reason: string };
 
-export function firstRecord(now: number): DirectoryRecord {
-  return { term: 1, master: FIRST_MASTER, since: now };
+/**
+ * A new cluster's record: term 1, or, for a name whose cluster was deleted,
+ * the term after the deleted cluster's last, so no decision taken in an old
+ * term (a promotion's compare-and-set, a master's publish) can land on the
+ * new cluster: terms of a name are never reused.
+ */
+export function firstRecord(now: number, term = 1): DirectoryRecord {
+  return { term, master: FIRST_MASTER, since: now };
 }
 
 /**
@@ -60,6 +66,9 @@ export function compareAndSet(
   handover: HandoverState,
   now: number,
 ): CasOutcome {
+  if (current.deleting === true) {
+    return { ok: false, record: current, reason: "the cluster is being deleted" };
+  }
   if (current.term !== expectedTerm) {
     return {
       ok: false,
@@ -92,6 +101,9 @@ export function publishConfig(
   master: string,
   config: ClusterConfig,
 ): CasOutcome {
+  if (current.deleting === true) {
+    return { ok: false, record: current, reason: "the cluster is being deleted" };
+  }
   if (current.term !== term || current.master !== master) {
     return {
       ok: false,

@@ -28,6 +28,8 @@ export interface IdleFacts {
   masterLsn: number;
   /** Why the master takes no write (a handover, a step-down), or null. */
   frozen: string | null;
+  /** A membership, tunables or faults change (or a handover) is running. */
+  configChanging: boolean;
   /** Commits held by the waiter. */
   outstanding: number;
   /** A snapshot or an export holds the log at this LSN. */
@@ -45,6 +47,8 @@ export function awakeBecause(f: IdleFacts): string | null {
   const quietMs = f.now - f.lastActiveAt;
   if (quietMs < f.idleAfterMs) return `active ${quietMs} ms ago`;
   if (f.frozen !== null) return f.frozen;
+  // It may be waiting out leases, and applies its tunables (failover on, say) only after.
+  if (f.configChanging) return "a membership or tunables change is running";
   if (f.outstanding > 0) return `${f.outstanding} commits wait for acks`;
   if (f.pinnedLsn !== null) return `a snapshot or an export holds the log at LSN ${f.pinnedLsn}`;
   if (f.truncationPending) return "the log has records to truncate";

@@ -54,9 +54,15 @@ export class ClusterDirectory extends DurableObject<Env> {
     return record;
   }
 
-  /** Every member is gone: so is the record, and the name's next use starts at term 1. */
+  /**
+   * Every member is gone: so is the record, but for the term the name goes on
+   * from (firstRecord): the next use is a new cluster whose first term comes
+   * after every term the deleted one used.
+   */
   async forget(): Promise<void> {
+    const next = this.record().term + 1;
     await this.ctx.storage.deleteAll();
+    this.ctx.storage.kv.put(RECORD_KEY, firstRecord(Date.now(), next));
   }
 
   /** The master of `term` publishes the members and tunables a promotion without it needs. */

@@ -50,6 +50,9 @@ export async function promoteWithoutMaster(
 ): Promise<Result<{ master: string; term: number }>> {
   const directory = directoryStub(env, cluster);
   const record = (await directory.read()) as DirectoryRecord;
+  if (record.deleting === true) {
+    return fail(new ApiError("UNAVAILABLE", "the cluster is being deleted; nothing to promote"));
+  }
   if (auto !== undefined && record.term > auto.knownTerm) {
     return fail(
       new ApiError("UNAVAILABLE", `term ${record.term} already began: no promotion needed`, {

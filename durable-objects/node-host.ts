@@ -97,7 +97,14 @@ export abstract class NodeHost extends DurableObject<Env> {
     if (cluster === undefined) return true;
     const record = await directoryStub(this.env, cluster).read();
     if (record.deleting === true) return "deleting";
-    const term = Number(this.store.getMeta("term") ?? 1);
+    const stored = this.store.getMeta("term");
+    if (stored === null && record.master === this.member) {
+      // A new cluster's first master: its term is the directory's (above 1 for
+      // a name whose cluster was deleted, firstRecord).
+      this.store.setMeta("term", String(record.term));
+      return true;
+    }
+    const term = Number(stored ?? 1);
     if (record.term < term || (record.term === term && record.master === this.member)) return true;
     this.ctx.storage.transactionSync(() => {
       this.store.setMeta("term", String(Math.max(term, record.term)));
@@ -180,6 +187,7 @@ export abstract class NodeHost extends DurableObject<Env> {
   protected async takeOverNow(cluster: string): Promise<{ master: string; term: number }> {
     const role = this.current();
     const record = await directoryStub(this.env, cluster).read();
+    if (record.deleting === true) throw new Error(`${DELETING}: no take-over`);
     if (record.master !== this.member)
       throw new Error(`${NOT_MASTER}: the directory names ${record.master}`);
     if (role.kind === "master") return { master: this.member, term: record.term };

@@ -2,7 +2,7 @@
  * DELETE /admin/clusters/{cluster}: irreversible, so only with ?confirm=<the
  * name>; then every member's storage and alarm are gone (removed replicas'
  * too), the directory forgets the cluster, and the name's next use is a new,
- * empty cluster of term 1.
+ * empty cluster whose first term follows the deleted one's last.
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -91,18 +91,21 @@ describe("deleting a cluster", () => {
     );
     // First the directory: a master starting (as one does to be looked at) reads it.
     const directory = env.DIRECTORY as unknown as DurableObjectNamespace;
-    const record = await runInDurableObject(
-      directory.get(directory.idFromName(c)),
-      (_, state) => [...state.storage.kv.list()].length,
+    const left = await runInDurableObject(directory.get(directory.idFromName(c)), (_, state) =>
+      [...state.storage.kv.list()].map(([key, value]) => ({ key, value })),
     );
-    expect(record).toBe(0);
+    // One record: the next use's term, after every term of the deleted cluster.
+    expect(left).toEqual([
+      { key: "record", value: { term: 2, master: "node-0", since: expect.any(Number) } },
+    ]);
     for (const member of deleted.body.members) {
       const left = await storageOf(c, member);
       expect(left.userTables, member).toEqual([]);
       expect(left.alarm, member).toBeNull();
     }
 
-    // The name is free: its next use is a new cluster, empty, of term 1, with the default replicas.
+    // The name is free: its next use is a new cluster, empty, with the default replicas, in
+    // a term no decision of the deleted one (a promotion under way, say) can name.
     const missing = await query(c, "SELECT * FROM t", { consistency: "strong" });
     expect(missing.status).toBe(400);
     expect(JSON.stringify(missing.body)).toMatch(/no such table/);
@@ -112,7 +115,7 @@ describe("deleting a cluster", () => {
     ]);
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     const s = await status(c);
-    expect((s.body.master as unknown as { term: number }).term).toBe(1);
+    expect((s.body.master as unknown as { term: number }).term).toBe(2);
     expect(s.body.replicas.map((r) => r.id).sort()).toEqual([
       "replica-1",
       "replica-2",

@@ -432,6 +432,11 @@ export class MasterCore {
     }
   }
 
+  /** Whether a change runs under the config lock now (it keeps the master awake). */
+  get configChanging(): boolean {
+    return this.configLock.busy > 0;
+  }
+
   /** Publishes the members and tunables in the directory (master/config.ts). */
   publishConfig(replicas?: string[], nextReplica?: number, locations?: Locations): Promise<void> {
     return publishConfig(this, replicas ?? this.replicas.ids(), nextReplica, locations);

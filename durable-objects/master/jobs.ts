@@ -75,6 +75,7 @@ function maySleep(core: MasterCore, now: number): boolean {
     failoverMs: t.durable_lsns ? t.master_failover_ms : 0,
     masterLsn: core.lsn,
     frozen: core.frozen,
+    configChanging: core.configChanging,
     outstanding: core.waiter.outstanding + core.writers.busy,
     pinnedLsn: core.snapshots.lsn,
     truncationPending: truncationTarget(core) > core.truncatedThrough,

@@ -25,13 +25,12 @@ export async function grantOnDemand(core: MasterCore, request: LeaseRequest): Pr
   const before = refusal(core, request);
   if (before !== null) return refused(before);
   const now = Date.now();
+  const until = now + replicaReadWaitMs(core.tunables);
   if (!core.replicas.quorumContact(now)) {
-    const heard = await core.strongReads.majorityAnswered(
-      now,
-      now + replicaReadWaitMs(core.tunables),
-    );
+    const heard = await core.strongReads.majorityAnswered(now, until);
     if (!heard) return refused("the master has not heard from a majority of the cluster");
   }
+  await learnPosition(core, request.replicaId, until);
   // The wait let anything happen: a step-down, a mark, a removal.
   const after = refusal(core, request);
   if (after !== null) return refused(after);
@@ -50,6 +49,23 @@ export async function grantOnDemand(core: MasterCore, request: LeaseRequest): Pr
     commitPoint,
     settings: replicaSettings(core.tunables),
   };
+}
+
+/**
+ * A master that just started (the platform evicted it while it slept) does
+ * not know yet where the replica is, or knows an older position: it asks with
+ * a heartbeat and waits for the answer (bounded), so the lease floor is judged
+ * on where the replica really is.
+ */
+async function learnPosition(core: MasterCore, id: string, until: number): Promise<void> {
+  const relay = core.replicas.get(id)?.relay;
+  if (relay === undefined || (relay.position !== null && relay.ackedLsn >= core.lsn)) return;
+  const asked = Date.now();
+  relay.heartbeatNow();
+  // Any answer that arrives from now on says where it is (one already on its way included).
+  while ((relay.lastHeardAt ?? 0) < asked && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
 }
 
 function refusal(core: MasterCore, request: LeaseRequest): string | null {

@@ -93,6 +93,14 @@ export class MasterWrites {
    */
   async importBatch(request: ImportBatchRequest): Promise<Result<ImportBatchResponse>> {
     const store = this.core.store;
+    if (request.startedWith !== undefined && !store.hasResultUnder(request.startedWith)) {
+      return this.failed(
+        new ApiError(
+          "NOT_FOUND",
+          "this import's first batch is not on the cluster: it was deleted and created anew (or the import is older than idempotency_retention_ms) since the import began; start the import again",
+        ),
+      );
+    }
     if (store.findResult(request.key) === null && store.hasResultUnder(`${request.key}.`)) {
       // Sent again by a resumed import: the first time it was over log_record_max_bytes and
       // went in parts (workers/backup/import-run.ts), which are what must be replayed.

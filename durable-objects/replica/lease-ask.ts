@@ -5,6 +5,8 @@
  * sent to the master as it was before leases could be asked for.
  */
 import type { LeaseGrant } from "../../core/protocol";
+import { isNotMaster } from "../../core/members";
+import { directoryStub } from "../directory";
 import { nodeStub } from "../node-rpc";
 
 export class LeaseAsk {
@@ -23,11 +25,17 @@ export class LeaseAsk {
     if (this.partitioned()) return Promise.resolve(null);
     if (this.pending !== null) return this.pending;
     this.asked++;
-    const call = nodeStub(this.env, cluster, master).leaseOnDemand({
-      cluster,
-      replicaId: self,
-      term,
-    });
+    const request = { cluster, replicaId: self, term };
+    const call = nodeStub(this.env, cluster, master)
+      .leaseOnDemand(request)
+      .catch(async (error: unknown) => {
+        // Not the master any more (a promotion this replica has not heard of): ask the
+        // one the directory names.
+        if (!isNotMaster(error)) throw error;
+        const named = (await directoryStub(this.env, cluster).read()).master;
+        if (named === master) throw error;
+        return nodeStub(this.env, cluster, named).leaseOnDemand(request);
+      });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<null>((resolve) => {
       timer = setTimeout(() => resolve(null), boundMs);

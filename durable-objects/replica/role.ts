@@ -91,6 +91,7 @@ export class ReplicaRole {
     // The applied LSN is the log's: the newest record kept, or the truncation point.
     this.appliedLsn = store.lastLsn();
     this.identity = kv.get<string>("m:identity") ?? "";
+    this.masterId = kv.get<string>("m:master_id") ?? FIRST_MASTER;
     this.fault = new ReplicaFaults(ctx, node, () => this.strongReads.dropLease());
     this.terms = new ReplicaTerms(kv);
     this.rebuilding = kv.get("m:rebuilding") !== undefined;
@@ -114,6 +115,8 @@ export class ReplicaRole {
     this.watchdog.heard(request.settings, Date.now());
     if (request.from !== this.masterId) {
       this.masterId = request.from;
+      // Kept: a replica restarted while its cluster sleeps asks it for a lease.
+      this.ctx.storage.kv.put("m:master_id", request.from);
       this.acks.forgetMaster();
     }
     if (this.identity === "") this.setMeta("identity", `${request.cluster}/${request.replicaId}`);

@@ -178,6 +178,7 @@ export class DumpImport {
       key: at.key,
       requestHash: await batchHash(batch, holdable, resolve),
       first: at.first,
+      ...(at.first ? {} : { startedWith: `import:${this.id}:0` }),
       items: batch.items,
       holdable,
       resolve,
