@@ -78,5 +78,7 @@ function refusal(core: MasterCore, request: LeaseRequest): string | null {
   // One that caught up during its penalty rejoins now rather than at the next heartbeat.
   if (core.replicas.checkRejoin(entry)) core.waiter.requestPass();
   if (entry.state !== "coherent") return `${entry.id} is ${entry.state}`;
+  // A replica the master cannot send to would hold every commit up for its lease.
+  if (entry.relay.backingOff) return `the master cannot reach ${entry.id} now`;
   return null;
 }
