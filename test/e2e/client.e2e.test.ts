@@ -2,7 +2,8 @@
  * The typed client (client/) in Node against a real `wrangler dev`: a write,
  * its retry after a lost answer (replayed by the server, not run twice), a
  * bookmark read and a strong read that see it, the admin plane, a real 503
- * retried after its Retry-After, and the error class of each refusal.
+ * retried after its Retry-After, the error class of each refusal, and a
+ * cluster that sleeps, wakes and is deleted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -160,5 +161,41 @@ describe("the typed client against `wrangler dev`", () => {
     await expect(
       new DosqliteClient({ url: server.url, token: "dev-data-token" }).admin.status(),
     ).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+
+  it("a cluster falls asleep, wakes for a write and a strong read on a replica, and is deleted", async () => {
+    const db = new DosqliteClient({
+      url: server.url,
+      cluster: "client-e2e-idle",
+      token: "dev-data-token",
+      adminToken: "dev-admin-token",
+    });
+    await db.execute("CREATE TABLE t (v TEXT)");
+    await db.admin.patchTunables({ idle_after_ms: 500 });
+    await db.execute("INSERT INTO t VALUES ('a')");
+    const asleep = async () =>
+      ((await db.admin.status()) as unknown as { master: { idle: { asleep: boolean } } }).master
+        .idle.asleep;
+    const until = Date.now() + 15_000;
+    while (!(await asleep()) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(await asleep()).toBe(true);
+    await new Promise((r) => setTimeout(r, 700));
+    // Every lease has run out: the replica asks the master for one and serves the read itself.
+    const read = await db.query("SELECT count(*) AS n FROM t", [], {
+      consistency: "strong",
+      replica: "replica-2",
+    });
+    expect(read.servedBy).toBe("replica-2");
+    expect(read.rows).toEqual([{ n: 1 }]);
+    await db.execute("INSERT INTO t VALUES ('b')");
+    expect(await asleep()).toBe(false);
+
+    await expect(db.admin.deleteCluster("not-this-one")).rejects.toMatchObject({ status: 400 });
+    const deleted = await db.admin.deleteCluster("client-e2e-idle");
+    expect(deleted.members[0]).toBe("node-0");
+    expect(deleted.members).toContain("replica-4");
+    // The name is free: a new, empty cluster.
+    await expect(db.query("SELECT * FROM t")).rejects.toBeInstanceOf(InvalidSqlError);
+    await db.execute("CREATE TABLE t (v TEXT)");
   });
 });
