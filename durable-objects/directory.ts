@@ -57,12 +57,23 @@ export class ClusterDirectory extends DurableObject<Env> {
   /**
    * Every member is gone: so is the record, but for the term the name goes on
    * from (firstRecord): the next use is a new cluster whose first term comes
-   * after every term the deleted one used.
+   * after every term the deleted one used. Only for the deletion that marked
+   * the record at `markedTerm`, and only once.
    */
-  async forget(): Promise<void> {
-    const next = this.record().term + 1;
+  async forget(markedTerm: number): Promise<boolean> {
+    const record = this.record();
+    // Another DELETE of the same deletion finished first, and the name may be in use
+    // again: its new cluster is not this deletion's to forget.
+    if (record.deleting !== true || record.term !== markedTerm) return false;
     await this.ctx.storage.deleteAll();
-    this.ctx.storage.kv.put(RECORD_KEY, firstRecord(Date.now(), next));
+    this.ctx.storage.kv.put(RECORD_KEY, firstRecord(Date.now(), markedTerm + 1));
+    return true;
+  }
+
+  /** Whether the deletion that marked the record at `markedTerm` is still under way. */
+  async stillDeleting(markedTerm: number): Promise<boolean> {
+    const record = this.record();
+    return record.deleting === true && record.term === markedTerm;
   }
 
   /** The master of `term` publishes the members and tunables a promotion without it needs. */

@@ -29,6 +29,8 @@ export abstract class NodeHost extends DurableObject<Env> {
   protected role: MasterRole | ReplicaRole | null = null;
   /** Set once the node persisted a new role: it answers nothing until it restarted. */
   protected resetting: string | null = null;
+  /** Started while its cluster was being deleted: it took no role. */
+  private startedDeleting = false;
   /** Fault hook: a lost node (its region gone) answers nothing and sends nothing. */
   protected lost = false;
   /**
@@ -62,12 +64,11 @@ export abstract class NodeHost extends DurableObject<Env> {
       if (role === "master") {
         const still = await this.stillMaster();
         if (still === "deleting") {
-          // No role: the calls that started it fail, and it resets at once, so
-          // a call after the deletion starts it afresh and looks again.
+          // No role: every call fails and resets it after (current), so a call
+          // after the deletion starts it afresh and looks again. The deletion's
+          // own call (destroy) runs here all the same.
           this.resetting = DELETING;
-          ctx.waitUntil(
-            new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => ctx.abort(DELETING)),
-          );
+          this.startedDeleting = true;
           return;
         }
         if (!still) role = "replica";
@@ -116,6 +117,13 @@ export abstract class NodeHost extends DurableObject<Env> {
   protected current(): MasterRole | ReplicaRole {
     if (this.lost) throw new Error(`${this.member} is lost (fault injection): it answers nothing`);
     if (this.resetting !== null || this.role === null) {
+      if (this.startedDeleting) {
+        this.ctx.waitUntil(
+          new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() =>
+            this.ctx.abort(DELETING),
+          ),
+        );
+      }
       throw new Error(`this node is being reset into its new role (${this.resetting}); retry`);
     }
     return this.role;
@@ -212,8 +220,16 @@ export abstract class NodeHost extends DurableObject<Env> {
    * stops sending and answering, drops its alarm and every byte it stores, and
    * resets; a later call finds an empty object.
    */
-  protected async destroyNow(): Promise<void> {
-    if (this.role?.kind === "master") this.role.core.halt(DELETING);
+  protected async destroyNow(markedTerm: number): Promise<void> {
+    const cluster = parseNodeName(this.ctx.id.name)?.cluster;
+    if (
+      cluster !== undefined &&
+      !(await directoryStub(this.env, cluster).stillDeleting(markedTerm))
+    ) {
+      // A late call of a deletion already finished: the name's next cluster may live here.
+      return;
+    }
+    if (this.role?.kind === "master") this.role.core.halt(DELETING, true);
     this.resetting = DELETING;
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();

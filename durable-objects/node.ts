@@ -56,8 +56,8 @@ export class ClusterNode extends NodeHost implements NodeRpc {
    * stops sending and answering, drops its alarm and every byte it stores, and
    * resets; a later call finds an empty object.
    */
-  async destroy(): Promise<void> {
-    return this.destroyNow();
+  async destroy(markedTerm: number): Promise<void> {
+    return this.destroyNow(markedTerm);
   }
 
   /** How long this member has not heard from its master (0 on the master itself). */

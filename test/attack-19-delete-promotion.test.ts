@@ -94,8 +94,8 @@ describe("a promotion during a deletion", () => {
   it("is refused, the directory keeps saying deleting, and no master takes writes", async () => {
     const c = await populated("att19-delprom");
     // The deletion's first steps, then it is cut short (the front door died).
-    await directory(c).markDeleting();
-    await memberStub(env, c, "node-0").destroy();
+    const marked = await directory(c).markDeleting();
+    await memberStub(env, c, "node-0").destroy(marked.term);
     await sleep(100);
 
     const promoted = await call("POST", `/admin/clusters/${c}/promote`, { body: {} });

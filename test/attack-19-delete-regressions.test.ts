@@ -123,13 +123,13 @@ describe("DELETE, attacks that held", () => {
           return id;
         },
         get(id: DurableObjectId) {
-          const stub = real.get(id) as unknown as { destroy(): Promise<void> };
+          const stub = real.get(id) as unknown as { destroy(term: number): Promise<void> };
           if (names.get(id) !== `${c}:replica-4`) return stub;
           return {
-            destroy: async () => {
+            destroy: async (term: number) => {
               reached();
               await gate;
-              return stub.destroy();
+              return stub.destroy(term);
             },
           };
         },

@@ -39,10 +39,10 @@ function envWithSlowDestroy(slow: string, gate: Promise<void>, reached: () => vo
       return new Proxy(stub, {
         get(target, prop) {
           if (prop === "destroy") {
-            return async () => {
+            return async (term: number) => {
               reached();
               await gate;
-              return target.destroy?.();
+              return target.destroy?.(term);
             };
           }
           const value = target[prop as string];

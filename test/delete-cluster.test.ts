@@ -145,10 +145,13 @@ describe("while a deletion runs", () => {
     const c = freshCluster("del-midway");
     const directory = env.DIRECTORY as unknown as DurableObjectNamespace<ClusterDirectory>;
     const stub = directory.get(directory.idFromName(c));
-    await stub.markDeleting();
+    const marked = await stub.markDeleting();
     const refused = await exec(c, [{ sql: "CREATE TABLE t (a)" }]);
     expect(refused.status, JSON.stringify(refused.body)).toBe(503);
-    await stub.forget();
+    // Only the deletion that marked it forgets it.
+    expect(await stub.forget(marked.term + 1)).toBe(false);
+    expect(await stub.forget(marked.term)).toBe(true);
+    expect(await stub.forget(marked.term)).toBe(false);
     expect((await storageOf(c, "node-0")).userTables).toEqual([]);
     const after = await exec(c, [{ sql: "CREATE TABLE t (a)" }]);
     expect(after.status, JSON.stringify(after.body)).toBe(200);

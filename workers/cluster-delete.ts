@@ -5,7 +5,10 @@
  * so no master starts meanwhile (a master that starts reads the directory);
  * the master goes first, so nothing resends records to a replica already
  * deleted. Every step is idempotent: a deletion cut short is finished by
- * repeating the DELETE, and until then the cluster answers nothing.
+ * repeating the DELETE, and until then the cluster answers nothing. Two
+ * DELETEs of one name overlap safely: each member checks, before it empties
+ * itself, that the deletion it is asked for is still the directory's (a late
+ * DELETE must not empty the name's next cluster), and only one forgets.
  */
 import { ApiError } from "../core/errors";
 import type { DirectoryRecord } from "../core/directory-record";
@@ -28,9 +31,9 @@ export async function deleteCluster(env: Env, cluster: string): Promise<DeletedC
   forgetMaster(cluster);
   forgetReplicaList(cluster);
   const [master, ...others] = memberIds(env, record);
-  await destroy(env, cluster, master as string);
-  await Promise.all(others.map((id) => destroy(env, cluster, id)));
-  await directory.forget();
+  await destroy(env, cluster, master as string, record.term);
+  await Promise.all(others.map((id) => destroy(env, cluster, id, record.term)));
+  await directory.forget(record.term);
   forgetMaster(cluster);
   forgetReplicaList(cluster);
   return { cluster, members: [master as string, ...others] };
@@ -50,10 +53,10 @@ export function memberIds(env: Env, record: DirectoryRecord): string[] {
   return [...ids];
 }
 
-async function destroy(env: Env, cluster: string, id: string): Promise<void> {
+async function destroy(env: Env, cluster: string, id: string, markedTerm: number): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await memberStub(env, cluster, id).destroy();
+      await memberStub(env, cluster, id).destroy(markedTerm);
       return;
     } catch (error) {
       if (attempt >= ATTEMPTS) {

@@ -63,6 +63,8 @@ export class MasterCore {
    * membership or tunables change is taken, so the log stays where it is.
    */
   frozen: string | null = null;
+  /** Halted for a deletion of the cluster: it writes nothing more to its storage. */
+  private deleted = false;
   readonly snapshots: SnapshotSource;
   /** Each replica's snapshot streams: the current one and failures since the master started. */
   readonly snapshotProgress = new Map<string, SnapshotProgress>();
@@ -247,6 +249,8 @@ export class MasterCore {
    */
   stepDown(term: number): void {
     if (this.frozen?.startsWith("stepped down")) return;
+    // Its storage is being emptied: a role written now would outlive the deletion.
+    if (this.deleted) return;
     this.frozen = `stepped down: term ${term} has another master`;
     for (const entry of this.replicas.all()) entry.relay.retire();
     this.jobs.cancelAll();
@@ -266,7 +270,8 @@ export class MasterCore {
   }
 
   /** Takes nothing more, sends nothing more and runs no job (a restart, a deletion). */
-  halt(reason: string): void {
+  halt(reason: string, deleting = false): void {
+    if (deleting) this.deleted = true;
     this.frozen = reason;
     for (const entry of this.replicas.all()) entry.relay.retire();
     this.jobs.cancelAll();
