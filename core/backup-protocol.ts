@@ -7,6 +7,24 @@
 import type { Fts5Setting } from "./protocol";
 import type { Exact } from "./sql-value";
 
+/**
+ * The idempotency key of an import's batch `n`; a batch that goes in parts
+ * adds `.0`, `.1`, ... (again for parts of parts).
+ */
+export function importBatchKey(importId: string, n: number): string {
+  return `import:${importId}:${n}`;
+}
+
+/**
+ * Whether a saved result's key is an import's first batch or one of its
+ * parts: that result is kept however old it gets (NodeStore.saveResult),
+ * since every later batch of the import asks for it (`startedWith`) and an
+ * import may run longer than idempotency_retention_ms.
+ */
+export function isImportFirstBatch(key: string): boolean {
+  return /^import:.+:0(\.[0-9]+)*$/.test(key);
+}
+
 /** One table of an export, in the order the dump loads them. */
 export interface ExportTable {
   name: string;

@@ -21,8 +21,9 @@ export interface DirectoryRecord {
    */
   config?: ClusterConfig;
   /**
-   * Set while DELETE /admin/clusters/{cluster} runs: no master starts, and once
-   * every member is gone the record goes too, so the name starts afresh.
+   * Set while DELETE /admin/clusters/{cluster} runs: no master starts, and no
+   * promotion or publish is taken. Once every member is gone the record gives
+   * way to a new cluster's, in the next term (firstRecord).
    */
   deleting?: true;
 }

@@ -13,8 +13,13 @@ export function replicaSettings(t: Tunables): ReplicaSettings {
     leaseGuardMs: t.lease_guard_ms,
     strongReadWaitMs: replicaReadWaitMs(t),
     idempotencyRetentionMs: t.idempotency_retention_ms,
-    masterFailoverMs: t.durable_lsns ? t.master_failover_ms : 0,
+    masterFailoverMs: failoverMs(t),
   };
+}
+
+/** master_failover_ms as it takes effect: without durable_lsns there is no promotion without the master. */
+export function failoverMs(t: Tunables): number {
+  return t.durable_lsns ? t.master_failover_ms : 0;
 }
 
 /**

@@ -61,10 +61,9 @@ export class ClusterDirectory extends DurableObject<Env> {
    * the record at `markedTerm`, and only once.
    */
   async forget(markedTerm: number): Promise<boolean> {
-    const record = this.record();
     // Another DELETE of the same deletion finished first, and the name may be in use
     // again: its new cluster is not this deletion's to forget.
-    if (record.deleting !== true || record.term !== markedTerm) return false;
+    if (!this.deletingAt(markedTerm)) return false;
     await this.ctx.storage.deleteAll();
     this.ctx.storage.kv.put(RECORD_KEY, firstRecord(Date.now(), markedTerm + 1));
     return true;
@@ -72,6 +71,10 @@ export class ClusterDirectory extends DurableObject<Env> {
 
   /** Whether the deletion that marked the record at `markedTerm` is still under way. */
   async stillDeleting(markedTerm: number): Promise<boolean> {
+    return this.deletingAt(markedTerm);
+  }
+
+  private deletingAt(markedTerm: number): boolean {
     const record = this.record();
     return record.deleting === true && record.term === markedTerm;
   }

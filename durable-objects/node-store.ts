@@ -9,6 +9,7 @@
  * with `ra:<created>:<key>` ordering them by age, `t:<name>` tunables,
  * `s:<id>` replica states, `d:<table>` where a table's definition last changed.
  */
+import { isImportFirstBatch } from "../core/backup-protocol";
 import { decodeBody, toRecord } from "../core/log-codec";
 import type { LogEntry, LogRecord, SavedResult } from "../core/protocol";
 import { asciiLower } from "../core/sql-lexer";
@@ -56,14 +57,6 @@ const later = (a: DefinitionChange | undefined, b: DefinitionChange | undefined)
   a === undefined || (b !== undefined && isBefore(a, b)) ? b : a;
 const resultKey = (key: string) => `r:${key}`;
 const ageKey = (createdAt: number, key: string) => `ra:${sortable(createdAt)}:${key}`;
-/**
- * The saved result of an import's first batch (or of its parts) is kept
- * however old it gets: every later batch of that import asks for it
- * (`startedWith`), to be sure the cluster is the one the import began on, and
- * an import may run longer than idempotency_retention_ms. A few hundred bytes
- * per import, for good.
- */
-const IMPORT_FIRST_BATCH = /^import:.+:0(\.[0-9]+)*$/;
 
 export class NodeStore {
   constructor(private readonly kv: SyncKvStorage) {}
@@ -209,9 +202,8 @@ export class NodeStore {
   saveResult(result: SavedResult, createdAt: number): void {
     const head: ResultHead = { requestHash: result.requestHash, lsn: result.lsn, createdAt };
     putText(this.kv, resultKey(result.key), head, result.response);
-    // Without an age entry, pruning never finds it.
-    if (!IMPORT_FIRST_BATCH.test(result.key))
-      this.kv.put(ageKey(createdAt, result.key), result.lsn);
+    // Without an age entry, pruning never finds it: an import's first batch is kept.
+    if (!isImportFirstBatch(result.key)) this.kv.put(ageKey(createdAt, result.key), result.lsn);
   }
 
   /**

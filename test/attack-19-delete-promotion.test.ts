@@ -21,6 +21,7 @@ import type { DirectoryRecord } from "../core/directory-record";
 import type { ClusterDirectory } from "../durable-objects/directory";
 import { promoteWithoutMaster } from "../durable-objects/failover";
 import { memberStub } from "../workers/cluster";
+import { deleteByName, envHolding, writeEventually } from "./delete-helpers";
 import { call, exec, freshCluster, status, waitUntil } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,8 +30,6 @@ function directory(c: string) {
   const ns = env.DIRECTORY as unknown as DurableObjectNamespace<ClusterDirectory>;
   return ns.get(ns.idFromName(c));
 }
-
-const del = (c: string) => call("DELETE", `/admin/clusters/${c}?confirm=${c}`);
 
 /** A cluster with a table, a row on every replica. */
 async function populated(prefix: string) {
@@ -47,49 +46,6 @@ async function populated(prefix: string) {
   return c;
 }
 
-/** Writes to the name until one is answered (a fresh cluster may take a moment to start). */
-async function writeEventually(c: string, sql: string) {
-  let last = await exec(c, [{ sql }]);
-  for (let i = 0; i < 20 && last.status !== 200; i++) {
-    await sleep(250);
-    last = await exec(c, [{ sql }]);
-  }
-  return last;
-}
-
-/**
- * The env a promotion runs with, but the fence's call to `slow` waits for
- * `gate` first: a member in a far region that answers late.
- */
-function envWithSlowFence(slow: string, gate: Promise<void>): Env {
-  const real = env.NODE as unknown as DurableObjectNamespace;
-  const names = new WeakMap<DurableObjectId, string>();
-  const ns = {
-    idFromName(name: string) {
-      const id = real.idFromName(name);
-      names.set(id, name);
-      return id;
-    },
-    get(id: DurableObjectId, options?: DurableObjectNamespaceGetDurableObjectOptions) {
-      const stub = real.get(id, options) as unknown as Record<string, (...a: unknown[]) => unknown>;
-      if (names.get(id) !== slow) return stub;
-      return new Proxy(stub, {
-        get(target, prop) {
-          if (prop === "prepareTerm") {
-            return async (...args: unknown[]) => {
-              await gate;
-              return target.prepareTerm?.(...args);
-            };
-          }
-          const value = target[prop as string];
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
-    },
-  };
-  return { ...(env as unknown as Record<string, unknown>), NODE: ns } as unknown as Env;
-}
-
 describe("a promotion during a deletion", () => {
   it("is refused, the directory keeps saying deleting, and no master takes writes", async () => {
     const c = await populated("att19-delprom");
@@ -103,7 +59,7 @@ describe("a promotion during a deletion", () => {
     const write = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('during')" }]);
 
     // Finish the deletion whatever happened, so the name is left clean.
-    const finished = await del(c);
+    const finished = await deleteByName(c);
     expect(finished.status, JSON.stringify(finished.body)).toBe(200);
 
     expect(
@@ -120,12 +76,16 @@ describe("a promotion whose fence straddles a DELETE", () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve;
     });
-    const promotion = promoteWithoutMaster(envWithSlowFence(`${c}:replica-4`, gate), c, undefined)
+    const promotion = promoteWithoutMaster(
+      envHolding(`${c}:replica-4`, "prepareTerm", gate),
+      c,
+      undefined,
+    )
       .then((r) => ({ ok: r.ok, detail: r.ok ? r.value : r.error.message }))
       .catch((error: unknown) => ({ ok: false, detail: String(error) }));
     // The other members answered the fence; replica-4's answer is on its way.
     await sleep(300);
-    const deleted = await del(c);
+    const deleted = await deleteByName(c);
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
     // replica-4 answers now, well within the fence's 2 s.
     open();

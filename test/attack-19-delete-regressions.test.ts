@@ -15,6 +15,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { nodeObjectName } from "../durable-objects/node-rpc";
 import { deleteCluster } from "../workers/cluster-delete";
+import { deleteByName, envHolding } from "./delete-helpers";
 import { call, exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -63,9 +64,6 @@ async function populated(prefix: string, tunables: Record<string, unknown> = {})
   return c;
 }
 
-const del = (c: string, confirm = c) =>
-  call("DELETE", `/admin/clusters/${c}?confirm=${encodeURIComponent(confirm)}`);
-
 async function freshAgain(c: string) {
   const again = await exec(c, [{ sql: "CREATE TABLE t (a)" }]);
   expect(again.status, JSON.stringify(again.body)).toBe(200);
@@ -78,7 +76,7 @@ async function freshAgain(c: string) {
 describe("DELETE, attacks that held", () => {
   it("two DELETEs at once both finish and leave nothing", async () => {
     const c = await populated("att19-deltwo");
-    const [a, b] = await Promise.all([del(c), del(c)]);
+    const [a, b] = await Promise.all([deleteByName(c), deleteByName(c)]);
     expect([a.status, b.status], JSON.stringify([a.body, b.body])).toEqual([200, 200]);
     await expectEmpty(c);
     await freshAgain(c);
@@ -96,7 +94,7 @@ describe("DELETE, attacks that held", () => {
     await sleep(300);
     expect((await leftOf(watched, "replica-2")).alarm).not.toBeNull();
     for (const c of [asleep, watched]) {
-      const deleted = await del(c);
+      const deleted = await deleteByName(c);
       expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
       await expectEmpty(c);
     }
@@ -112,30 +110,7 @@ describe("DELETE, attacks that held", () => {
     const midway = new Promise<void>((resolve) => {
       reached = resolve;
     });
-    const real = env.NODE as unknown as DurableObjectNamespace;
-    const names = new WeakMap<DurableObjectId, string>();
-    const slowEnv = {
-      ...(env as unknown as Record<string, unknown>),
-      NODE: {
-        idFromName(name: string) {
-          const id = real.idFromName(name);
-          names.set(id, name);
-          return id;
-        },
-        get(id: DurableObjectId) {
-          const stub = real.get(id) as unknown as { destroy(term: number): Promise<void> };
-          if (names.get(id) !== `${c}:replica-4`) return stub;
-          return {
-            destroy: async (term: number) => {
-              reached();
-              await gate;
-              return stub.destroy(term);
-            },
-          };
-        },
-      },
-    } as unknown as Env;
-    const deletion = deleteCluster(slowEnv, c);
+    const deletion = deleteCluster(envHolding(`${c}:replica-4`, "destroy", gate, reached), c);
     await midway;
     await sleep(50);
     const write = await exec(c, [{ sql: "INSERT INTO t VALUES (2)" }]);

@@ -19,40 +19,10 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { nodeObjectName } from "../durable-objects/node-rpc";
 import { deleteCluster } from "../workers/cluster-delete";
+import { envHolding } from "./delete-helpers";
 import { call, exec, freshCluster, status, waitUntil } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The deletion's env, but emptying `slow` waits for `gate` (a member in a far region). */
-function envWithSlowDestroy(slow: string, gate: Promise<void>, reached: () => void): Env {
-  const real = env.NODE as unknown as DurableObjectNamespace;
-  const names = new WeakMap<DurableObjectId, string>();
-  const ns = {
-    idFromName(name: string) {
-      const id = real.idFromName(name);
-      names.set(id, name);
-      return id;
-    },
-    get(id: DurableObjectId, options?: DurableObjectNamespaceGetDurableObjectOptions) {
-      const stub = real.get(id, options) as unknown as Record<string, (...a: unknown[]) => unknown>;
-      if (names.get(id) !== slow) return stub;
-      return new Proxy(stub, {
-        get(target, prop) {
-          if (prop === "destroy") {
-            return async (term: number) => {
-              reached();
-              await gate;
-              return target.destroy?.(term);
-            };
-          }
-          const value = target[prop as string];
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
-    },
-  };
-  return { ...(env as unknown as Record<string, unknown>), NODE: ns } as unknown as Env;
-}
 
 /** What the member's storage says of a cluster and a term (an emptied member: nothing). */
 async function leftOf(c: string, member: string) {
@@ -90,7 +60,7 @@ describe("a write during a DELETE of a handed-over cluster", () => {
     const othersStarted = new Promise<void>((resolve) => {
       reached = resolve;
     });
-    const deletion = deleteCluster(envWithSlowDestroy(`${c}:replica-4`, gate, reached), c).then(
+    const deletion = deleteCluster(envHolding(`${c}:replica-4`, "destroy", gate, reached), c).then(
       () => "deleted",
       (error: unknown) => `failed: ${String(error)}`,
     );

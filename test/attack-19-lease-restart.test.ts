@@ -18,18 +18,12 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { LeaseGrant } from "../core/protocol";
 import { nodeStub } from "../durable-objects/node-rpc";
-import { call, exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
+import { call, exec, freshCluster, patchTunables, query, untilAsleep } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Idle {
-  asleep: boolean;
-}
-const idleOf = async (c: string) =>
-  ((await status(c)).body.master as unknown as { idle: Idle }).idle;
-
 async function quiet(c: string) {
-  await waitUntil("the master to sleep", async () => (await idleOf(c)).asleep, 15_000);
+  await untilAsleep(c);
   // Every lease granted before the sleep has run out.
   await sleep(700);
 }

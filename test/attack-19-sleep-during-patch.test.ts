@@ -15,17 +15,9 @@
  * asleep wakes it, and it stays awake.
  */
 import { describe, expect, it } from "vitest";
-import { exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
+import { exec, freshCluster, idleOf, patchTunables, untilAsleep } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Idle {
-  asleep: boolean;
-  awakeBecause: string | null;
-  sleeps: number;
-}
-const idleOf = async (c: string) =>
-  ((await status(c)).body.master as unknown as { idle: Idle }).idle;
 
 async function cluster(prefix: string) {
   const c = freshCluster(prefix);
@@ -55,7 +47,7 @@ describe("master_failover_ms turned on", () => {
 
   it("wakes a sleeping master, which then stays awake (regression)", async () => {
     const c = await cluster("att19-patch-asleep");
-    await waitUntil("the master to sleep", async () => (await idleOf(c)).asleep, 10_000);
+    await untilAsleep(c, 10_000);
     const patched = await patchTunables(c, { master_failover_ms: 3_000 });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     await sleep(600);

@@ -22,15 +22,12 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ReplicaQueryOutcome } from "../core/protocol";
 import { memberStub } from "../workers/cluster";
-import { call, exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
+import { call, exec, freshCluster, patchTunables, query, untilAsleep } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const idleOf = async (c: string) =>
-  ((await status(c)).body.master as unknown as { idle: { asleep: boolean } }).idle;
-
 async function quiet(c: string) {
-  await waitUntil("the master to sleep", async () => (await idleOf(c)).asleep, 15_000);
+  await untilAsleep(c);
   await sleep(600); // every lease granted before the sleep has run out
 }
 

@@ -14,50 +14,10 @@
  * Promise: DELETE frees the name and its next use is a working cluster; no
  * acknowledged write is lost.
  */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { deleteCluster } from "../workers/cluster-delete";
-import { call, exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const del = (c: string) => call("DELETE", `/admin/clusters/${c}?confirm=${c}`);
-
-async function writeEventually(c: string, sql: string) {
-  let last = await exec(c, [{ sql }]);
-  for (let i = 0; i < 30 && last.status !== 200; i++) {
-    await sleep(200);
-    last = await exec(c, [{ sql }]);
-  }
-  return last;
-}
-
-/** An env whose destroy() of `slow` waits for `gate` (a member slow to answer the second DELETE). */
-function slowDestroyEnv(slow: string, gate: Promise<void>, reached: () => void): Env {
-  const real = env.NODE as unknown as DurableObjectNamespace;
-  const names = new WeakMap<DurableObjectId, string>();
-  return {
-    ...(env as unknown as Record<string, unknown>),
-    NODE: {
-      idFromName(name: string) {
-        const id = real.idFromName(name);
-        names.set(id, name);
-        return id;
-      },
-      get(id: DurableObjectId) {
-        const stub = real.get(id) as unknown as { destroy(term: number): Promise<void> };
-        if (names.get(id) !== slow) return stub;
-        return {
-          destroy: async (term: number) => {
-            reached();
-            await gate;
-            return stub.destroy(term);
-          },
-        };
-      },
-    },
-  } as unknown as Env;
-}
+import { deleteByName, envHolding, writeEventually } from "./delete-helpers";
+import { exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
 
 describe("two overlapping DELETEs, the name used in between", () => {
   it("leave a working cluster that keeps what it acknowledged", async () => {
@@ -72,10 +32,10 @@ describe("two overlapping DELETEs, the name used in between", () => {
       reached = r;
     });
     // DELETE B: marks, empties node-0 and the others, and waits on replica-4.
-    const second = deleteCluster(slowDestroyEnv(`${c}:replica-4`, gate, reached), c);
+    const second = deleteCluster(envHolding(`${c}:replica-4`, "destroy", gate, reached), c);
     await midway;
     // DELETE A: runs whole, and frees the name.
-    const first = await del(c);
+    const first = await deleteByName(c);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     // The name's next use: a new cluster, which acknowledges a write.
     const made = await writeEventually(c, "CREATE TABLE fresh (v)");

@@ -11,6 +11,7 @@
 import { describe, expect, it } from "vitest";
 import { exportDump, importDump } from "./backup-helpers";
 import { page } from "./change-helpers";
+import { deleteByName } from "./delete-helpers";
 import {
   addReplicaRetrying,
   call,
@@ -23,7 +24,6 @@ import {
 } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const del = (c: string) => call("DELETE", `/admin/clusters/${c}?confirm=${c}`);
 const termOf = async (c: string) =>
   ((await status(c)).body.master as unknown as { term: number; id: string }).term;
 
@@ -65,7 +65,7 @@ async function reborn(prefix: string) {
   await promote(c, { replica: "replica-2" });
   await eventually(c, "INSERT INTO old VALUES (2)");
   expect(await termOf(c)).toBe(3);
-  const deleted = await del(c);
+  const deleted = await deleteByName(c);
   expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
   await eventually(c, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
   expect(await termOf(c)).toBe(4);
@@ -125,7 +125,7 @@ describe("a new cluster whose first term is 4", () => {
     const d = freshCluster("att19b-freshi");
     await eventually(d, "CREATE TABLE z (v)");
     await promote(d, { replica: "replica-2" });
-    expect((await del(d)).status).toBe(200);
+    expect((await deleteByName(d)).status).toBe(200);
     let res = await importDump(d, dump.text, { "idempotency-key": "k1" });
     for (let i = 0; i < 20 && res.status === 503; i++) {
       await sleep(200);

@@ -8,14 +8,11 @@
  * lease on demand and see the last write.
  */
 import { describe, expect, it } from "vitest";
-import { call, exec, freshCluster, patchTunables, query, status, waitUntil } from "./helpers";
+import { call, exec, freshCluster, patchTunables, query, status, untilAsleep } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const idleOf = async (c: string) =>
-  ((await status(c)).body.master as unknown as { idle: { asleep: boolean } }).idle;
-
 async function quiet(c: string) {
-  await waitUntil("the master to sleep", async () => (await idleOf(c)).asleep, 15_000);
+  await untilAsleep(c);
   await sleep(700);
 }
 

@@ -7,8 +7,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ClusterDirectory } from "../durable-objects/directory";
-import { memberIds } from "../workers/cluster-delete";
 import { nodeObjectName } from "../durable-objects/node-rpc";
+import { memberIds } from "../workers/cluster-delete";
+import { deleteByName } from "./delete-helpers";
 import { addReplicaRetrying, call, exec, freshCluster, query, status, waitUntil } from "./helpers";
 
 interface Storage {
@@ -32,18 +33,12 @@ async function storageOf(c: string, member: string): Promise<Storage> {
   }));
 }
 
-const del = (c: string, confirm?: string) =>
-  call<{ cluster: string; members: string[] }>(
-    "DELETE",
-    `/admin/clusters/${c}${confirm === undefined ? "" : `?confirm=${encodeURIComponent(confirm)}`}`,
-  );
-
 describe("deleting a cluster", () => {
   it("is refused without the name repeated, and changes nothing", async () => {
     const c = freshCluster("del-refused");
     expect((await exec(c, [{ sql: "CREATE TABLE t (a)" }])).status).toBe(200);
-    for (const confirm of [undefined, "", `${c}x`, c.toUpperCase()]) {
-      const refused = await del(c, confirm);
+    for (const confirm of [null, "", `${c}x`, c.toUpperCase()]) {
+      const refused = await deleteByName(c, confirm);
       expect(refused.status, JSON.stringify(refused.body)).toBe(400);
       expect(JSON.stringify(refused.body)).toContain("confirm");
     }
@@ -82,7 +77,7 @@ describe("deleting a cluster", () => {
     expect((await storageOf(c, "replica-1")).userTables).toEqual(["t"]);
     expect((await storageOf(c, "node-0")).alarm).not.toBeNull();
 
-    const deleted = await del(c, c);
+    const deleted = await deleteByName(c, c);
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
     expect(deleted.body.cluster).toBe(c);
     expect(deleted.body.members[0]).toBe("node-0");
@@ -133,8 +128,8 @@ describe("deleting a cluster", () => {
   it("a second DELETE of the same name deletes the new, empty cluster and answers the same", async () => {
     const c = freshCluster("del-twice");
     expect((await exec(c, [{ sql: "CREATE TABLE t (a)" }])).status).toBe(200);
-    expect((await del(c, c)).status).toBe(200);
-    const second = await del(c, c);
+    expect((await deleteByName(c, c)).status).toBe(200);
+    const second = await deleteByName(c, c);
     expect(second.status, JSON.stringify(second.body)).toBe(200);
     expect((await storageOf(c, "node-0")).userTables).toEqual([]);
   });

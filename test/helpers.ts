@@ -3,6 +3,7 @@
  * fetch handler inside workerd), with the development tokens.
  */
 import { exports } from "cloudflare:workers";
+import type { IdleStatus } from "../durable-objects/master/idle";
 
 export const ADMIN = "dev-admin-token";
 export const DATA = "dev-data-token";
@@ -138,3 +139,11 @@ export async function addReplicaRetrying(c: string, location?: string) {
   }
   return added;
 }
+
+/** The master's sleep and wake (scale to zero), as status reports them. */
+export const idleOf = async (cluster: string) =>
+  ((await status(cluster)).body.master as unknown as { idle: IdleStatus }).idle;
+
+/** Waits until the master of `cluster` sleeps. */
+export const untilAsleep = (cluster: string, timeoutMs = 15_000) =>
+  waitUntil("the master to sleep", async () => (await idleOf(cluster)).asleep, timeoutMs);

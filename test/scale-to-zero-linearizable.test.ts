@@ -15,7 +15,7 @@ import { createRng } from "../core/message-faults";
 import { operationsFromHistory } from "../core/register-history";
 import { REGISTER_SETUP, RegisterClients } from "./chaos-registers";
 import { WRITE_RETRY } from "./chaos-workload";
-import { ADMIN, call, DATA, freshCluster, patchTunables, status, waitUntil } from "./helpers";
+import { ADMIN, call, DATA, freshCluster, idleOf, patchTunables, untilAsleep } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const IDLE_MS = 300;
@@ -32,13 +32,6 @@ function client(cluster: string) {
     retry: false,
   });
 }
-
-const idleOf = async (c: string) =>
-  (
-    (await status(c)).body.master as unknown as {
-      idle: { asleep: boolean; sleeps: number; wakes: number };
-    }
-  ).idle;
 
 describe("strong reads and writes across sleep and wake", () => {
   it("leave a linearizable history, replicas serving right after each wake", async () => {
@@ -69,7 +62,7 @@ describe("strong reads and writes across sleep and wake", () => {
       );
     };
     const quiet = async () => {
-      await waitUntil("the master to sleep", async () => (await idleOf(c)).asleep, 10_000);
+      await untilAsleep(c, 10_000);
       // Every lease granted before the sleep has run out.
       await sleep(400);
     };

@@ -5,6 +5,7 @@
  */
 import { awakeBecause } from "../../core/idle";
 import { truncationPoint } from "../../core/log-retention";
+import { failoverMs } from "../../core/replica-settings";
 import { type MasterCore, SLOW_CHECK_EVERY_MS, TRUNCATE_EVERY_MS } from "./core";
 
 /** Log rows deleted per truncation step, so one step never blocks the master for long. */
@@ -72,7 +73,7 @@ function maySleep(core: MasterCore, now: number): boolean {
     now,
     lastActiveAt: core.idle.lastActiveAt,
     idleAfterMs: t.idle_after_ms,
-    failoverMs: t.durable_lsns ? t.master_failover_ms : 0,
+    failoverMs: failoverMs(t),
     masterLsn: core.lsn,
     frozen: core.frozen,
     configChanging: core.configChanging,

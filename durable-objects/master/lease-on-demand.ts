@@ -8,6 +8,7 @@
  * spell costs one heartbeat to every replica first. The grant is remembered
  * (lease horizon, wait sets) before the answer leaves, as for any lease.
  */
+import { pollUntil } from "../../core/poll-until";
 import type { LeaseGrant, LeaseRequest } from "../../core/protocol";
 import { replicaReadWaitMs, replicaSettings } from "../../core/replica-settings";
 import type { MasterCore } from "./core";
@@ -63,9 +64,7 @@ async function learnPosition(core: MasterCore, id: string, until: number): Promi
   const asked = Date.now();
   relay.heartbeatNow();
   // Any answer that arrives from now on says where it is (one already on its way included).
-  while ((relay.lastHeardAt ?? 0) < asked && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
+  await pollUntil(() => (relay.lastHeardAt ?? 0) >= asked, until);
 }
 
 function refusal(core: MasterCore, request: LeaseRequest): string | null {

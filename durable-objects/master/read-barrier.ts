@@ -6,6 +6,7 @@
  */
 import { CommitPoint, commitPointBound } from "../../core/commit-point";
 import { ApiError } from "../../core/errors";
+import { pollUntil } from "../../core/poll-until";
 import { ReadBarrier } from "../../core/read-barrier";
 import { masterReadWaitMs } from "../../core/replica-settings";
 import type { ReplicaSet } from "./replica-set";
@@ -116,11 +117,7 @@ export class MasterReadBarrier {
   async majorityAnswered(since: number, until: number): Promise<boolean> {
     if (this.replicas.answeredSince(since)) return true;
     for (const entry of this.replicas.all()) entry.relay.heartbeatNow();
-    while (Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 2));
-      if (this.replicas.answeredSince(since)) return true;
-    }
-    return false;
+    return pollUntil(() => this.replicas.answeredSince(since), until);
   }
 
   private late(lsn: number, boundMs: number): ApiError {

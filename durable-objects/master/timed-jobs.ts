@@ -48,11 +48,6 @@ export class TimedJobs {
     this.deleteAlarm();
   }
 
-  /** Jobs scheduled (none while asleep). */
-  get pending(): number {
-    return this.scheduler.size;
-  }
-
   /** The DO alarm fired: run what is due and re-arm. */
   onAlarm(): void {
     this.alarmAt = null;

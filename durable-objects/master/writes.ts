@@ -97,7 +97,7 @@ export class MasterWrites {
       return this.failed(
         new ApiError(
           "NOT_FOUND",
-          "this import's first batch is not on the cluster: it was deleted and created anew (or the import is older than idempotency_retention_ms) since the import began; start the import again",
+          "this import's first batch is not on the cluster: it was deleted and created anew since the import began; start the import again",
         ),
       );
     }

@@ -11,9 +11,6 @@ import { nodeStub } from "../node-rpc";
 
 export class LeaseAsk {
   private pending: Promise<LeaseGrant | null> | null = null;
-  /** Requests made, and leases granted by them (status of the replica, tests). */
-  asked = 0;
-  granted = 0;
 
   constructor(
     private readonly env: Env,
@@ -24,7 +21,6 @@ export class LeaseAsk {
   ask(cluster: string, master: string, self: string, term: number, boundMs: number) {
     if (this.partitioned()) return Promise.resolve(null);
     if (this.pending !== null) return this.pending;
-    this.asked++;
     const request = { cluster, replicaId: self, term };
     const call = nodeStub(this.env, cluster, master)
       .leaseOnDemand(request)
@@ -41,10 +37,6 @@ export class LeaseAsk {
       timer = setTimeout(() => resolve(null), boundMs);
     });
     this.pending = Promise.race([call, late])
-      .then((grant) => {
-        if (grant !== null && grant.refused === undefined) this.granted++;
-        return grant;
-      })
       .catch(() => null)
       .finally(() => {
         clearTimeout(timer);

@@ -13,7 +13,11 @@
  * empty. A statement that fails stops the import with a 400 naming it; what
  * the batches before it committed stays (docs/operations.md).
  */
-import type { ImportBatchRequest, ImportBatchResponse } from "../../core/backup-protocol";
+import {
+  type ImportBatchRequest,
+  type ImportBatchResponse,
+  importBatchKey,
+} from "../../core/backup-protocol";
 import { type SplitStatement, StatementSplitter } from "../../core/dump-splitter";
 import { type DumpStatement, parseDumpStatement } from "../../core/dump-statement";
 import { ApiError, type Result } from "../../core/errors";
@@ -161,7 +165,7 @@ export class DumpImport {
    * from it for its halves, so that a resumed import splits and replays alike.
    */
   private async send(unheld: ImportBatch, alone = false, slot?: Slot): Promise<void> {
-    const at = slot ?? { key: `import:${this.id}:${this.sent}`, first: this.sent === 0 };
+    const at = slot ?? { key: importBatchKey(this.id, this.sent), first: this.sent === 0 };
     await this.sendAt(unheld, alone, at);
     if (slot === undefined) this.sent++;
   }
@@ -178,7 +182,7 @@ export class DumpImport {
       key: at.key,
       requestHash: await batchHash(batch, holdable, resolve),
       first: at.first,
-      ...(at.first ? {} : { startedWith: `import:${this.id}:0` }),
+      ...(at.first ? {} : { startedWith: importBatchKey(this.id, 0) }),
       items: batch.items,
       holdable,
       resolve,
