@@ -57,9 +57,14 @@ function dropSourceMap(bundleDir: string): void {
 
 /**
  * `root`: the checkout to build (another build of the project, for side-by-side
- * runs); `persistTo`: a state directory that outlives the server (dev-server.ts).
+ * runs); `persistTo`: a state directory that outlives the server (dev-server.ts);
+ * `inspectorPort`: where the Worker's inspector listens (bench:profile).
  */
-export async function startBenchServer(root = ".", persistTo?: string): Promise<DevServer> {
+export async function startBenchServer(
+  root = ".",
+  persistTo?: string,
+  inspectorPort = 0,
+): Promise<DevServer & { bundle: string }> {
   const dir = mkdtempSync(join(tmpdir(), "dosql-bench-"));
   try {
     execFileSync(
@@ -82,9 +87,10 @@ export async function startBenchServer(root = ".", persistTo?: string): Promise<
     // The development tokens are read from beside the configuration.
     const vars = join(root, ".dev.vars");
     if (existsSync(vars)) copyFileSync(vars, join(dir, ".dev.vars"));
-    const server = await startDevServer(config, BENCH_DEV_ENV, persistTo);
+    const server = await startDevServer(config, BENCH_DEV_ENV, persistTo, inspectorPort);
     return {
       ...server,
+      bundle: join(dir, "bundle", "worker.js"),
       async stop() {
         await server.stop();
         rmSync(dir, { recursive: true, force: true });

@@ -25,7 +25,7 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, "127.0.0.1", () => {
@@ -48,6 +48,8 @@ export async function startDevServer(
   configPath = "wrangler.toml",
   env: Record<string, string> = {},
   persistTo?: string,
+  /** The inspector's port (0: any free one; bench:profile connects to a known one). */
+  inspectorPort = 0,
 ): Promise<DevServer> {
   const port = await freePort();
   const persist = persistTo ?? mkdtempSync(join(tmpdir(), "dosql-e2e-"));
@@ -65,7 +67,7 @@ export async function startDevServer(
       "--persist-to",
       persist,
       "--inspector-port",
-      "0",
+      String(inspectorPort),
       "--show-interactive-dev-session=false",
     ],
     {
