@@ -6,7 +6,6 @@
  * the master's rolls the whole batch back: the replica diverged.
  */
 import type { LogRecord } from "../../core/protocol";
-import type { NodeStore } from "../node-store";
 import { BatchApplier, asDivergence, isForeignKeyError } from "../sqlite/apply";
 import type { SqlNode } from "../sqlite/schema";
 import type { LogKeeper } from "./log-keeper";
@@ -37,7 +36,7 @@ export interface BatchOutcome {
  * knows (truncated) is not compared.
  */
 export function logMismatch(
-  store: NodeStore,
+  log: { termAt(lsn: number): number },
   records: readonly LogRecord[],
   prevTerm: number | undefined,
   appliedLsn: number,
@@ -58,7 +57,7 @@ export function logMismatch(
   } else {
     return null;
   }
-  const mine = store.termAt(at);
+  const mine = log.termAt(at);
   if (mine === 0 || mine === masterTerm) return null;
   return {
     lsn: at,
@@ -109,6 +108,7 @@ function inTransaction(
   let skipped = 0;
   let applied = 0;
   let gap = false;
+  host.log.beginBatch();
   host.storage.transactionSync(() => {
     if (deferForeignKeys) host.node.sql.exec("PRAGMA defer_foreign_keys = ON").toArray();
     const applier = new BatchApplier(host.node);
@@ -132,5 +132,6 @@ function inTransaction(
     }
     applier.finish();
   });
+  host.log.batchCommitted();
   return { gap, skipped, applied };
 }

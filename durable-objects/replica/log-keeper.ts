@@ -17,6 +17,14 @@ const PRUNE_EVERY_MS = 60_000;
 export class LogKeeper {
   private truncatedThrough: number;
   private lastPruneAt = 0;
+  /**
+   * The newest record of a committed batch, so the log-matching check of the
+   * next batch (which lands on it) needs no storage read: a read of a log key
+   * brings its whole body back. Set only once the batch's transaction has
+   * committed, so a batch rolled back leaves nothing behind here.
+   */
+  private newest: { lsn: number; term: number } | null = null;
+  private keptInBatch: { lsn: number; term: number } | null = null;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -25,8 +33,26 @@ export class LogKeeper {
     this.truncatedThrough = store.truncatedThrough();
   }
 
+  /** A batch's transaction begins: nothing of it is kept yet. */
+  beginBatch(): void {
+    this.keptInBatch = null;
+  }
+
+  /** The batch's transaction committed: its newest record is this log's newest. */
+  batchCommitted(): void {
+    if (this.keptInBatch !== null) this.newest = this.keptInBatch;
+    this.keptInBatch = null;
+  }
+
+  /** The term of record `lsn` in this node's log (0 when it holds none there). */
+  termAt(lsn: number): number {
+    if (this.newest !== null && this.newest.lsn === lsn) return this.newest.term;
+    return this.store.termAt(lsn);
+  }
+
   /** Within the batch's transaction. */
   keep(record: LogRecord): void {
+    this.keptInBatch = { lsn: record.lsn, term: record.term };
     const body = encodeBody(recordBody(record));
     this.store.appendLog(record, body, bodyBytes(body), record.entries);
     if (record.result !== undefined) this.store.saveResult(record.result, record.ts);
@@ -35,6 +61,7 @@ export class LogKeeper {
   /** A snapshot was installed at `lsn`: the log starts after it. */
   restarted(lsn: number): void {
     this.truncatedThrough = lsn;
+    this.newest = null;
   }
 
   /**

@@ -256,7 +256,7 @@ export class ReplicaRole {
     skipped: number;
     applied: number;
   } {
-    const mismatch = logMismatch(this.store, records, prevTerm, this.appliedLsn);
+    const mismatch = logMismatch(this.log, records, prevTerm, this.appliedLsn);
     if (mismatch !== null) {
       // Not the master's log: an older master's tail, or a term this node missed.
       this.diverged = mismatch;
