@@ -163,11 +163,11 @@ export const SPECS = {
   },
   relay_calls_in_flight: {
     type: "int",
-    default: 4,
+    default: 1,
     min: 1,
     max: 64,
     description:
-      "Append calls in flight per replica. Fewer calls carry larger batches: each call costs every replica a transaction, so under load four calls batch better than eight.",
+      "Append calls in flight per replica (heartbeats and held-ack fetches aside). Fewer calls carry larger batches: each call costs every replica a transaction and the runtime a round of RPC, so one call batches everything that committed while the last was out.",
   },
   relay_batch_max_records: {
     type: "int",

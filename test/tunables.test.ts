@@ -46,7 +46,7 @@ describe("defaultTunables", () => {
       commit_timeout_ms: 30_000,
       idempotency_retention_ms: 86_400_000,
       relay_window: 8,
-      relay_calls_in_flight: 4,
+      relay_calls_in_flight: 1,
       relay_batch_max_records: 512,
       debug_ack_delay_ms: 0,
       debug_apply_delay_ms: 0,

@@ -175,7 +175,9 @@ export class RelayLink {
     if (this.inFlight > 0 || this.ackedLsn <= this.commitPointSent) return;
     if (this.host.knownCommitPoint() <= this.commitPointSent) return;
     this.commitPointNotices++;
-    this.send([]);
+    // Sent as a heartbeat is: it takes no batch's place, so with one call in
+    // flight the next commit does not wait behind it.
+    this.send([], 0, true);
   }
 
   /** Batches whose ack has not had time to come back (a held ack that fell due has). */
