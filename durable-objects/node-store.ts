@@ -89,7 +89,16 @@ export class NodeStore {
     bytes: number,
     entries: readonly LogEntry[],
   ): void {
-    putText<LogHead>(this.kv, logKey(record.lsn), { ...record, bytes }, body);
+    // The head names its fields: a replica passes the whole record, whose
+    // entries and result are already the body's, and a spread stored them twice.
+    const head: LogHead = {
+      lsn: record.lsn,
+      term: record.term,
+      ts: record.ts,
+      bytes,
+      end: record.end,
+    };
+    putText<LogHead>(this.kv, logKey(record.lsn), head, body);
     entries.forEach((entry, index) => {
       if (entry.kind !== "ddl") return;
       const keys = entry.tables === undefined ? [ANY_TABLE] : entry.tables.map(definitionKey);

@@ -74,6 +74,17 @@ describe("every node keeps the log and the saved results, 4 replicas", () => {
       expect(replica.log, `${id}'s log`).toEqual(master.log);
       expect(replica.results, `${id}'s saved results`).toEqual(master.results);
     }
+    // Each record is stored once: its head holds its position, the body the rest.
+    for (const id of [FIRST_MASTER, ...REPLICAS]) {
+      const stub = env.NODE.get(env.NODE.idFromName(nodeObjectName(c, id)));
+      const heads = await runInDurableObject(stub, (_, state) =>
+        [...state.storage.kv.list<{ meta: Record<string, unknown> }>({ prefix: "l:" })].map(
+          ([, value]) => Object.keys(value.meta).sort(),
+        ),
+      );
+      expect(heads.length, id).toBe(31);
+      for (const keys of heads) expect(keys, id).toEqual(["bytes", "end", "lsn", "term", "ts"]);
+    }
   });
 
   it("a replica's log follows the master's truncation point and keeps its newest record", async () => {
