@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { describe, expect, it } from "vitest";
-import { type Change, effectsHash, statementEffects } from "../core/row-capture";
+import { type Change, digest, effectsHash, statementEffects } from "../core/row-capture";
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 32);
 
@@ -29,5 +31,22 @@ describe("effects digests", () => {
     expect(statementEffects([], 2, "9223372036854775807")).not.toBe(base);
     expect(statementEffects([], 1, null)).not.toBe(base);
     expect(statementEffects([], 1, "9223372036854775807")).toBe(base);
+  });
+
+  it("are the plain-JS SHA-256 of earlier records bit for bit, whatever the text holds", () => {
+    // Records committed before the native hash carry digests made with @noble/hashes.
+    const plain = (text: string) => bytesToHex(sha256(utf8ToBytes(text)).subarray(0, 16));
+    const texts = [
+      "",
+      "\u0000",
+      "s\u00e9 \u{1f600}",
+      "lone \ud800 high",
+      "lone \udfff low",
+      "\udc00\ud800 reversed",
+      "x".repeat(100_000),
+      Array.from({ length: 512 }, (_, i) => String.fromCharCode(i * 127)).join(""),
+    ];
+    for (const text of texts)
+      expect(digest(text), JSON.stringify(text.slice(0, 40))).toBe(plain(text));
   });
 });
