@@ -6,7 +6,8 @@
  * together or not at all.
  *
  * Keys: `m:<name>` metadata, `l:<lsn>` log records, `r:<key>` saved results
- * with `ra:<created>:<key>` ordering them by age, `t:<name>` tunables,
+ * with `ra:<created>:<key>` ordering them by age (one entry for a replica's
+ * batch, under its first key), `t:<name>` tunables,
  * `s:<id>` replica states, `d:<table>` where a table's definition last changed.
  */
 import { isImportFirstBatch } from "../core/backup-protocol";
@@ -25,6 +26,12 @@ interface LogHead {
   /** Bytes of log through this record: a byte position, like a WAL offset. */
   end: number;
 }
+
+/**
+ * What an age entry (`ra:<created>:<first key>`) holds: the LSN of the one
+ * result it ages, or, for a batch saved together, the newest LSN and every key.
+ */
+type AgeEntry = number | { lsn: number; keys: string[] };
 
 interface ResultHead {
   requestHash: string;
@@ -209,29 +216,52 @@ export class NodeStore {
   }
 
   saveResult(result: SavedResult, createdAt: number): void {
-    const head: ResultHead = { requestHash: result.requestHash, lsn: result.lsn, createdAt };
-    putText(this.kv, resultKey(result.key), head, result.response);
-    // Without an age entry, pruning never finds it: an import's first batch is kept.
-    if (!isImportFirstBatch(result.key)) this.kv.put(ageKey(createdAt, result.key), result.lsn);
+    this.saveResults([{ result, createdAt }]);
+  }
+
+  /**
+   * Saves the results of one batch of records with one age entry for them all
+   * (a replica's batch: one KV write instead of one per record), under the
+   * newest creation time and LSN among them, so none is pruned sooner than it
+   * would be on its own.
+   */
+  saveResults(saved: readonly { result: SavedResult; createdAt: number }[]): void {
+    const aged: string[] = [];
+    let newestAt = 0;
+    let newestLsn = 0;
+    for (const { result, createdAt } of saved) {
+      const head: ResultHead = { requestHash: result.requestHash, lsn: result.lsn, createdAt };
+      putText(this.kv, resultKey(result.key), head, result.response);
+      // Without an age entry, pruning never finds it: an import's first batch is kept.
+      if (isImportFirstBatch(result.key)) continue;
+      aged.push(result.key);
+      newestAt = Math.max(newestAt, createdAt);
+      newestLsn = Math.max(newestLsn, result.lsn);
+    }
+    const first = aged[0];
+    if (first === undefined) return;
+    const entry: AgeEntry = aged.length === 1 ? newestLsn : { lsn: newestLsn, keys: aged };
+    this.kv.put(ageKey(newestAt, first), entry);
   }
 
   /**
    * Deletes saved results created before `before` whose commit is at or below
    * `answeredThrough` (answered: a retry can no longer find it waiting), at
-   * most `limit`; returns how many went.
+   * most about `limit` (a batch's entry goes whole); returns how many went.
    */
   pruneResults(before: number, answeredThrough: number, limit = 5000): number {
     let pruned = 0;
-    for (const [key, lsn] of this.kv.list<number>({
+    for (const [key, entry] of this.kv.list<AgeEntry>({
       prefix: "ra:",
       end: `ra:${sortable(before)}`,
     })) {
       if (pruned >= limit) break;
+      const lsn = typeof entry === "number" ? entry : entry.lsn;
       if (lsn > answeredThrough) continue;
-      const name = key.slice(key.indexOf(":", 3) + 1);
-      deleteText(this.kv, resultKey(name));
+      const names = typeof entry === "number" ? [key.slice(key.indexOf(":", 3) + 1)] : entry.keys;
+      for (const name of names) deleteText(this.kv, resultKey(name));
       this.kv.delete(key);
-      pruned++;
+      pruned += names.length;
     }
     return pruned;
   }

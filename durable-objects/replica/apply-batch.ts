@@ -130,6 +130,7 @@ function inTransaction(
         );
       }
     }
+    host.log.endBatch();
     applier.finish();
   });
   host.log.batchCommitted();

@@ -7,7 +7,7 @@
  * answers a retry of a commit the old master acknowledged.
  */
 import { bodyBytes, encodeBody, recordBody } from "../../core/log-codec";
-import type { LogRecord } from "../../core/protocol";
+import type { LogRecord, SavedResult } from "../../core/protocol";
 import type { NodeStore } from "../node-store";
 
 /** Log rows deleted per step, so one step never blocks the replica for long. */
@@ -25,6 +25,8 @@ export class LogKeeper {
    */
   private newest: { lsn: number; term: number } | null = null;
   private keptInBatch: { lsn: number; term: number } | null = null;
+  /** Saved results of the batch's records, written together at its end (endBatch). */
+  private resultsInBatch: { result: SavedResult; createdAt: number }[] = [];
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -36,6 +38,7 @@ export class LogKeeper {
   /** A batch's transaction begins: nothing of it is kept yet. */
   beginBatch(): void {
     this.keptInBatch = null;
+    this.resultsInBatch = [];
   }
 
   /** The batch's transaction committed: its newest record is this log's newest. */
@@ -55,7 +58,15 @@ export class LogKeeper {
     this.keptInBatch = { lsn: record.lsn, term: record.term };
     const body = encodeBody(recordBody(record));
     this.store.appendLog(record, body, bodyBytes(body), record.entries);
-    if (record.result !== undefined) this.store.saveResult(record.result, record.ts);
+    if (record.result !== undefined) {
+      this.resultsInBatch.push({ result: record.result, createdAt: record.ts });
+    }
+  }
+
+  /** Within the batch's transaction, after its last record: the batch's saved results. */
+  endBatch(): void {
+    if (this.resultsInBatch.length > 0) this.store.saveResults(this.resultsInBatch);
+    this.resultsInBatch = [];
   }
 
   /** A snapshot was installed at `lsn`: the log starts after it. */
