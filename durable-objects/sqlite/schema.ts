@@ -42,23 +42,8 @@ export interface SqlNode {
   schema: Schema;
 }
 
-/** What one table's definition tells, kept while its CREATE text stays the same. */
-interface Described {
-  definition: string;
-  info: TableInfo;
-  foreignKeys?: ForeignKey[];
-}
-
 export class Schema implements RootLookup {
   private loaded: Loaded | null = null;
-  /**
-   * Each table's info by name, with the definition it was read for: a load
-   * after DDL asks SQLite again only about tables whose CREATE text (or kind)
-   * changed, so creating the n-th table costs one load, not n table reads.
-   * Everything a TableInfo holds follows from that text: ALTER TABLE and a
-   * rename of a table a foreign key names both rewrite it.
-   */
-  private described = new Map<string, Described>();
   /** What SQLite compiled each statement text to, on this schema (write.ts compile). */
   private readonly compiled = new Map<string, ProgramFacts>();
   /** The result column names SQLite gives each statement text, on this schema (read.ts). */
@@ -84,22 +69,14 @@ export class Schema implements RootLookup {
   foreignKeys(): readonly ForeignKey[] {
     if (this.keys !== null) return this.keys;
     const keys: ForeignKey[] = [];
-    this.load();
     for (const table of this.tables().values()) {
       if (table.kind !== "table") continue;
-      const described = this.described.get(table.name);
-      let own = described?.foreignKeys;
-      if (own === undefined) {
-        own = this.sql
-          .exec<{ parent: string; onUpdate: string; onDelete: string }>(
-            'SELECT "table" AS parent, on_update AS onUpdate, on_delete AS onDelete FROM pragma_foreign_key_list(?)',
-            table.name,
-          )
-          .toArray()
-          .map((key) => ({ child: table.name, ...key }));
-        if (described !== undefined) described.foreignKeys = own;
+      for (const key of this.sql.exec<{ parent: string; onUpdate: string; onDelete: string }>(
+        'SELECT "table" AS parent, on_update AS onUpdate, on_delete AS onDelete FROM pragma_foreign_key_list(?)',
+        table.name,
+      )) {
+        keys.push({ child: table.name, ...key });
       }
-      keys.push(...own);
     }
     this.keys = keys;
     return keys;
@@ -195,9 +172,6 @@ export class Schema implements RootLookup {
     for (const object of objects) if (object.rootpage > 0) byRoot.set(object.rootpage, object);
     const tables = new Map<string, TableInfo>();
     const shadows = new Set<string>();
-    const definitions = new Map<string, string>();
-    for (const o of objects) if (o.type === "table") definitions.set(o.name, o.sql ?? "");
-    const described = new Map<string, Described>();
     for (const list of this.sql
       .exec<TableListRow & { schema: string }>(
         "SELECT schema, name, type, wr, strict FROM pragma_table_list WHERE schema = 'main'",
@@ -205,14 +179,6 @@ export class Schema implements RootLookup {
       .toArray()) {
       if (list.type === "shadow") shadows.add(list.name);
       if (!isUserName(list.name)) continue;
-      const definition = `${list.type}\u0000${list.wr}\u0000${list.strict}\u0000${definitions.get(list.name) ?? ""}`;
-      // A view's columns follow the tables it reads (`SELECT *`), not its own text.
-      const known = list.type === "view" ? undefined : this.described.get(list.name);
-      if (known !== undefined && known.definition === definition) {
-        tables.set(list.name, known.info);
-        described.set(list.name, known);
-        continue;
-      }
       const columns = this.sql
         .exec<ColumnInfo>(
           "SELECT name, hidden, pk FROM pragma_table_xinfo(?) ORDER BY cid",
@@ -220,11 +186,8 @@ export class Schema implements RootLookup {
         )
         .toArray()
         .map((c) => ({ name: c.name, hidden: Number(c.hidden), pk: Number(c.pk) }));
-      const info = tableInfo(list, columns, this.rowidAlias(list, columns));
-      tables.set(list.name, info);
-      if (list.type !== "view") described.set(list.name, { definition, info });
+      tables.set(list.name, tableInfo(list, columns, this.rowidAlias(list, columns)));
     }
-    this.described = described;
     const sequenceRoot = objects.find((o) => o.name === "sqlite_sequence")?.rootpage;
     this.loaded = { sequenceRoot, objects, byRoot, tables, shadows };
     return this.loaded;
