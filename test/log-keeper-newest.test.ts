@@ -14,7 +14,7 @@ function keeperOverStore(): { keeper: LogKeeper; stored: Map<number, number> } {
     truncatedThrough: () => 0,
     termAt: (lsn: number) => stored.get(lsn) ?? 0,
     appendLog: (record: { lsn: number; term: number }) => stored.set(record.lsn, record.term),
-    saveResult: () => {},
+    saveResults: () => {},
   } as unknown as NodeStore;
   return { keeper: new LogKeeper({} as DurableObjectStorage, store), stored };
 }
@@ -27,13 +27,16 @@ const record = (lsn: number, term: number): LogRecord => ({
   entries: [],
 });
 
+/** A batch kept in its transaction and committed, as apply-batch.ts runs one. */
+function commitBatch(keeper: LogKeeper, records: LogRecord[]): void {
+  keeper.keep(records);
+  keeper.committed(records);
+}
+
 describe("LogKeeper.termAt", () => {
   it("answers the newest committed record from memory, any other from storage", () => {
     const { keeper, stored } = keeperOverStore();
-    keeper.beginBatch();
-    keeper.keep(record(1, 2));
-    keeper.keep(record(2, 2));
-    keeper.batchCommitted();
+    commitBatch(keeper, [record(1, 2), record(2, 2)]);
     // Storage changing under it would show for any LSN but the newest.
     stored.set(1, 9);
     stored.set(2, 9);
@@ -44,24 +47,18 @@ describe("LogKeeper.termAt", () => {
 
   it("keeps nothing of a batch whose transaction did not commit", () => {
     const { keeper, stored } = keeperOverStore();
-    keeper.beginBatch();
-    keeper.keep(record(1, 2));
-    keeper.batchCommitted();
-    keeper.beginBatch();
-    keeper.keep(record(2, 3));
-    // Rolled back: storage holds no record 2, and the next batch begins.
+    commitBatch(keeper, [record(1, 2)]);
+    keeper.keep([record(2, 3)]);
+    // Rolled back: storage holds no record 2, and the next batch applies nothing.
     stored.delete(2);
-    keeper.beginBatch();
-    keeper.batchCommitted();
+    commitBatch(keeper, []);
     expect(keeper.termAt(2)).toBe(0);
     expect(keeper.termAt(1)).toBe(2);
   });
 
   it("forgets the newest record when a snapshot restarts the log", () => {
     const { keeper, stored } = keeperOverStore();
-    keeper.beginBatch();
-    keeper.keep(record(5, 1));
-    keeper.batchCommitted();
+    commitBatch(keeper, [record(5, 1)]);
     stored.clear();
     keeper.restarted(5);
     expect(keeper.termAt(5)).toBe(0);

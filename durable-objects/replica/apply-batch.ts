@@ -108,7 +108,7 @@ function inTransaction(
   let skipped = 0;
   let applied = 0;
   let gap = false;
-  host.log.beginBatch();
+  const kept: LogRecord[] = [];
   host.storage.transactionSync(() => {
     if (deferForeignKeys) host.node.sql.exec("PRAGMA defer_foreign_keys = ON").toArray();
     const applier = new BatchApplier(host.node);
@@ -122,7 +122,7 @@ function inTransaction(
         break;
       }
       applier.apply(record);
-      host.log.keep(record);
+      kept.push(record);
       applied++;
       if (host.crashMidBatch && applied * 2 >= records.length) {
         host.abort(
@@ -130,9 +130,9 @@ function inTransaction(
         );
       }
     }
-    host.log.endBatch();
+    host.log.keep(kept);
     applier.finish();
   });
-  host.log.batchCommitted();
+  host.log.committed(kept);
   return { gap, skipped, applied };
 }

@@ -21,12 +21,9 @@ export class LogKeeper {
    * The newest record of a committed batch, so the log-matching check of the
    * next batch (which lands on it) needs no storage read: a read of a log key
    * brings its whole body back. Set only once the batch's transaction has
-   * committed, so a batch rolled back leaves nothing behind here.
+   * committed (committed), so a batch rolled back leaves nothing behind here.
    */
   private newest: { lsn: number; term: number } | null = null;
-  private keptInBatch: { lsn: number; term: number } | null = null;
-  /** Saved results of the batch's records, written together at its end (endBatch). */
-  private resultsInBatch: { result: SavedResult; createdAt: number }[] = [];
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -35,38 +32,31 @@ export class LogKeeper {
     this.truncatedThrough = store.truncatedThrough();
   }
 
-  /** A batch's transaction begins: nothing of it is kept yet. */
-  beginBatch(): void {
-    this.keptInBatch = null;
-    this.resultsInBatch = [];
-  }
-
-  /** The batch's transaction committed: its newest record is this log's newest. */
-  batchCommitted(): void {
-    if (this.keptInBatch !== null) this.newest = this.keptInBatch;
-    this.keptInBatch = null;
-  }
-
   /** The term of record `lsn` in this node's log (0 when it holds none there). */
   termAt(lsn: number): number {
     if (this.newest !== null && this.newest.lsn === lsn) return this.newest.term;
     return this.store.termAt(lsn);
   }
 
-  /** Within the batch's transaction. */
-  keep(record: LogRecord): void {
-    this.keptInBatch = { lsn: record.lsn, term: record.term };
-    const body = encodeBody(recordBody(record));
-    this.store.appendLog(record, body, bodyBytes(body), record.entries);
-    if (record.result !== undefined) {
-      this.resultsInBatch.push({ result: record.result, createdAt: record.ts });
+  /**
+   * Within the batch's transaction: the records it applied, each in the log,
+   * and their saved results under one age entry.
+   */
+  keep(records: readonly LogRecord[]): void {
+    const results: { result: SavedResult; createdAt: number }[] = [];
+    for (const record of records) {
+      const body = encodeBody(recordBody(record));
+      this.store.appendLog(record, body, bodyBytes(body), record.entries);
+      if (record.result !== undefined)
+        results.push({ result: record.result, createdAt: record.ts });
     }
+    this.store.saveResults(results);
   }
 
-  /** Within the batch's transaction, after its last record: the batch's saved results. */
-  endBatch(): void {
-    if (this.resultsInBatch.length > 0) this.store.saveResults(this.resultsInBatch);
-    this.resultsInBatch = [];
+  /** The batch that kept `records` committed: its last is this log's newest. */
+  committed(records: readonly LogRecord[]): void {
+    const last = records[records.length - 1];
+    if (last !== undefined) this.newest = { lsn: last.lsn, term: last.term };
   }
 
   /** A snapshot was installed at `lsn`: the log starts after it. */
