@@ -40,7 +40,11 @@ function checkChange(change: unknown): Change {
 
 function checkEntry(entry: unknown): LogEntry {
   const e = entry as Record<string, unknown>;
-  if (typeof e !== "object" || e === null || !isString(e.effects)) throw malformed("an entry");
+  if (typeof e !== "object" || e === null) throw malformed("an entry");
+  // Only a rows entry may go without its digest (protocol.ts).
+  if (!isString(e.effects) && !(e.kind === "rows" && e.effects === undefined)) {
+    throw malformed("an entry");
+  }
   if (e.kind === "rows" || e.kind === "ddl") {
     if (!Array.isArray(e.changes)) throw malformed("an entry's changes");
     e.changes.forEach(checkChange);

@@ -19,10 +19,13 @@ export interface Statement {
  * "Replication"): `rows`, the rows it changed; `ddl`, a schema change and the
  * rows it changed (cascades, CREATE TABLE ... AS rows); `sql`, a write to a
  * virtual table that replicas run themselves. `effects` digests the rows it
- * left behind (effectsHash), which a replica must reproduce exactly.
+ * left behind (effectsHash), which a replica must reproduce exactly; a `rows`
+ * entry carries it only when its rows touch a table a foreign key joins, the
+ * only rows a replica checks by digest (elsewhere each update and delete must
+ * find its row, and every image is the master's).
  */
 export type LogEntry =
-  | { kind: "rows"; changes: Change[]; effects: string }
+  | { kind: "rows"; changes: Change[]; effects?: string }
   | {
       kind: "ddl";
       sql: string;

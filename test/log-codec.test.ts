@@ -17,6 +17,8 @@ const entries: LogEntry[] = [
     ],
     effects: "0123456789abcdef0123456789abcdef",
   },
+  // Rows no foreign key joins go without a digest (protocol.ts).
+  { kind: "rows", changes: [{ t: "u", op: "I", nk: "i1", img: "i1\u001fn" }] },
   { kind: "ddl", sql: "CREATE TABLE u (a)", changes: [], effects: "e", tables: ["u"] },
   { kind: "ddl", sql: "CREATE INDEX i ON u (a)", changes: [], effects: "e" },
   { kind: "sql", sql: "INSERT INTO f (body) VALUES (?1)", params: ["shello", "n"], effects: "e" },
@@ -50,7 +52,12 @@ describe("log record codec", () => {
     ["not an object", "1"],
     ["no entries", "{}"],
     ["an entry of an unknown kind", '{"entries":[{"kind":"statement","effects":"e"}]}'],
-    ["an entry without effects", '{"entries":[{"kind":"rows","changes":[]}]}'],
+    ["a ddl entry without effects", '{"entries":[{"kind":"ddl","sql":"x","changes":[]}]}'],
+    ["a sql entry without effects", '{"entries":[{"kind":"sql","sql":"x","params":[]}]}'],
+    [
+      "a rows entry whose effects are not text",
+      '{"entries":[{"kind":"rows","changes":[],"effects":1}]}',
+    ],
     [
       "a change with an unknown op",
       '{"entries":[{"kind":"rows","changes":[{"t":"t","op":"X"}],"effects":"e"}]}',

@@ -7,7 +7,7 @@
 import type { LogEntry, LogRecord } from "../../core/protocol";
 import { applyChanges } from "../../core/row-apply";
 import { type Change, effectsHash, statementEffects, UNCAPTURED } from "../../core/row-capture";
-import { asciiLower, tokenize } from "../../core/sql-lexer";
+import { tokenize } from "../../core/sql-lexer";
 import { decodeBindable } from "../../core/sql-params";
 import { cellSql, decodeCell, SqlBuilder } from "../../core/sql-value";
 import { APPLYING_TABLE } from "../../core/trigger-guard";
@@ -87,13 +87,6 @@ function applyRows(
   }
 }
 
-/** Whether an entry's rows touch a table a foreign key joins (cascades may act). */
-function touchesForeignKeys(node: SqlNode, changes: readonly Change[]): boolean {
-  const related = node.schema.foreignKeyTables();
-  if (related.size === 0) return false;
-  return changes.some((change) => related.has(asciiLower(change.t)));
-}
-
 function firstWord(sql: string): string | undefined {
   const first = tokenize(sql)[0];
   return first?.type === "word" ? first.value.toUpperCase() : undefined;
@@ -139,7 +132,7 @@ export class BatchApplier {
 
   private applyEntry(entry: LogEntry, lsn: number, index: number): void {
     const { sql, schema } = this.node;
-    if (entry.kind === "rows" && !touchesForeignKeys(this.node, entry.changes)) {
+    if (entry.kind === "rows" && !schema.touchesForeignKeys(entry.changes)) {
       this.flag(UNCAPTURED);
       applyRows(this.node, entry.changes, lsn, index, false);
       return;
@@ -167,6 +160,14 @@ export class BatchApplier {
       }
       if (!before) applyRows(this.node, entry.changes, lsn, index, true);
       mine = effectsHash(takeChanges(sql));
+    }
+    if (entry.effects === undefined) {
+      // The master saw no foreign key joining these rows' tables; this replica does.
+      throw new DivergedError(
+        lsn,
+        index,
+        "rows the master checked by no digest touch a table a foreign key joins here",
+      );
     }
     if (mine !== entry.effects) {
       throw new DivergedError(lsn, index, `effects ${mine}, the master's ${entry.effects}`);

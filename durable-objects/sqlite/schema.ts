@@ -99,6 +99,13 @@ export class Schema implements RootLookup {
     return related;
   }
 
+  /** Whether any of these changes is to a row of a table a foreign key joins. */
+  touchesForeignKeys(changes: readonly { t: string }[]): boolean {
+    const related = this.foreignKeyTables();
+    if (related.size === 0) return false;
+    return changes.some((change) => related.has(asciiLower(change.t)));
+  }
+
   /**
    * The virtual tables a statement replicas run themselves may read, as
    * programs name them (ProgramFacts.virtualTablesRead): the user's virtual

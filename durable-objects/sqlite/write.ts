@@ -228,8 +228,13 @@ export function runWrite(
     return { entry, result: out, wroteSequence };
   }
   refuseWideMoves(node, changes);
-  const entry: LogEntry | null =
-    changes.length === 0 ? null : { kind: "rows", changes, effects: effectsHash(changes) };
+  if (changes.length === 0) return { entry: null, result: out, wroteSequence };
+  // Replicas check rows by digest only where a foreign key joins their tables
+  // (cascades may act there); elsewhere every image is the master's and every
+  // update and delete must find its row, which is all a digest would tell.
+  const entry: LogEntry = node.schema.touchesForeignKeys(changes)
+    ? { kind: "rows", changes, effects: effectsHash(changes) }
+    : { kind: "rows", changes };
   return { entry, result: out, wroteSequence };
 }
 
