@@ -11,6 +11,8 @@
  *   explain    the guard on a text never seen before: EXPLAIN and its analysis
  *   captured   the master's whole path on a captured table: guard, INSERT,
  *              capture triggers, DELETE ... RETURNING and the effects digest
+ *   commit     the master's whole local commit of a keyed single-row insert:
+ *              the captured path, the log record and the saved result
  *   apply-fast a replica applying such an entry's rows, capture off, each
  *              UPDATE/DELETE checked to find its row (tables no foreign key joins)
  *   apply-checked  the same on a table a foreign key joins: capture on and the
@@ -30,6 +32,8 @@ import { ResultBudget } from "../durable-objects/sqlite/read";
 import type { SqlNode } from "../durable-objects/sqlite/schema";
 import { Schema } from "../durable-objects/sqlite/schema";
 import { compile } from "../durable-objects/sqlite/compile";
+import { commitLocal } from "../durable-objects/master/commit";
+import { NodeStore } from "../durable-objects/node-store";
 import { prepare, runWrite } from "../durable-objects/sqlite/write";
 import { migrate } from "../migrations";
 import type { CostRequest } from "./cost-types";
@@ -45,11 +49,15 @@ class RollBack extends Error {}
 export class CostProbe {
   private readonly node: SqlNode;
   private readonly prepared = new Map<string, LogRecord[]>();
+  private readonly store: NodeStore;
+  private lsn = 0;
+  private logEnd = 0;
 
   constructor(private readonly storage: DurableObjectStorage) {
     migrate(storage);
     const sql = storage.sql;
     this.node = { sql, schema: new Schema(sql) };
+    this.store = new NodeStore(storage.kv);
     storage.transactionSync(() => {
       sql.exec("CREATE TABLE IF NOT EXISTS plain (id INTEGER PRIMARY KEY, v TEXT)");
       sql.exec("CREATE TABLE IF NOT EXISTS cap (id INTEGER PRIMARY KEY, v TEXT)");
@@ -91,6 +99,9 @@ export class CostProbe {
         return this.each(n, (i) => {
           this.write("INSERT INTO cap (v) VALUES (?)", [`value ${i}`]);
         });
+      case "commit":
+        for (let i = 0; i < n; i++) this.commit(i);
+        return n;
       case "prepare-fast":
       case "prepare-checked":
         return this.prepare(op === "prepare-fast" ? "cap" : "fk", n);
@@ -126,6 +137,23 @@ export class CostProbe {
         record: new RecordBudget(LIMITS.recordMaxBytes),
       },
     ).entry;
+  }
+
+  /** The master's commitLocal of one keyed insert, as a request makes it. */
+  private commit(i: number): void {
+    this.lsn++;
+    const done = commitLocal(this.storage, this.node, this.store, {
+      lsn: this.lsn,
+      term: 1,
+      logEnd: this.logEnd,
+      statements: [{ sql: "INSERT INTO cap (v) VALUES (?)", params: [`value ${i}`] }],
+      format: "objects",
+      key: `probe-${this.lsn}-${Date.now()}`,
+      requestHash: "0123456789abcdef",
+      statementMinRows: LIMITS.statementMinRows,
+      recordMaxBytes: LIMITS.recordMaxBytes,
+    });
+    this.logEnd += done.bytes;
   }
 
   /** `n` records as the master logs single-row inserts into `table`, each its own new rowid. */

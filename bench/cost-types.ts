@@ -5,6 +5,7 @@ export type CostOp =
   | "guarded"
   | "explain"
   | "captured"
+  | "commit"
   | "prepare-fast"
   | "prepare-checked"
   | "apply-fast"

@@ -40,11 +40,20 @@ async function call(op: CostOp, count: number): Promise<number> {
   return elapsed;
 }
 
-const timed: CostOp[] = ["bare", "guarded", "explain", "captured", "apply-fast", "apply-checked"];
+const timed: CostOp[] = [
+  "bare",
+  "guarded",
+  "explain",
+  "captured",
+  "commit",
+  "apply-fast",
+  "apply-checked",
+];
 const samples = new Map<CostOp, number[]>(timed.map((op) => [op, []]));
 try {
   // Warm-up: compiled statements, the schema cache and the JIT.
-  for (const op of ["bare", "guarded", "explain", "captured"] as const) await call(op, 200);
+  for (const op of ["bare", "guarded", "explain", "captured", "commit"] as const)
+    await call(op, 200);
   for (const kind of ["fast", "checked"] as const) {
     await call(`prepare-${kind}`, 200);
     await call(`apply-${kind}`, 200);
@@ -73,10 +82,12 @@ const rows: [string, number][] = [
   ],
   ["guard on a new text (EXPLAIN and its analysis added)", us("explain") - us("bare")],
   [
-    "divergence check on the master (capture triggers, DELETE ... RETURNING, digest)",
+    "row capture on the master (capture triggers, DELETE ... RETURNING; a digest only where a foreign key joins)",
     us("captured") - us("guarded"),
   ],
   ["the master's whole statement path", us("captured")],
+  ["the log record and the saved result of a keyed commit", us("commit") - us("captured")],
+  ["the master's whole local commit (statement, record, result, transaction)", us("commit")],
   ["replica applies the rows, each UPDATE/DELETE must hit (no foreign key)", us("apply-fast")],
   ["replica applies the rows with capture and digest (foreign-key tables)", us("apply-checked")],
 ];
