@@ -1,8 +1,9 @@
 /**
  * Every node keeps what a master needs: the log (same LSNs, terms, times,
  * byte positions and entries as the master's) and the saved results of keyed
- * commits, so a promoted replica can answer a retry of a commit the old master
- * made. Read straight from each node's storage, not through the front door.
+ * commits, inside their records and, once truncated, by key (log-results.ts),
+ * so a promoted replica can answer a retry of a commit the old master made.
+ * Read straight from each node's storage, not through the front door.
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -72,7 +73,9 @@ describe("every node keeps the log and the saved results, 4 replicas", () => {
       const replica = await kept(c, id, keys);
       expect(replica.lastLsn, id).toBe(master.lastLsn);
       expect(replica.log, `${id}'s log`).toEqual(master.log);
-      expect(replica.results, `${id}'s saved results`).toEqual(master.results);
+      // Its results are in its records (the log above); the lookup by key waits
+      // for their truncation, or for the replica to start as master.
+      expect(replica.results, `${id}'s saved results by key`).toEqual(keys.map(() => null));
     }
     // Each record is stored once: its head holds its position, the body the rest.
     for (const id of [FIRST_MASTER, ...REPLICAS]) {
@@ -99,7 +102,7 @@ describe("every node keeps the log and the saved results, 4 replicas", () => {
       ).status,
     ).toBe(200);
     expect((await patchTunables(c, { log_retain_records: 5 })).status).toBe(200);
-    await writeSome(c, 1, 40);
+    const keys = await writeSome(c, 1, 40);
     await converged(c);
     await waitUntil("the master truncated its log", async () => {
       return (
@@ -115,11 +118,26 @@ describe("every node keeps the log and the saved results, 4 replicas", () => {
       }
       return true;
     });
+    const saved = (await kept(c, FIRST_MASTER, keys)).results;
     for (const id of REPLICAS) {
-      const replica = await kept(c, id, []);
+      const replica = await kept(c, id, keys);
       expect(replica.lastLsn, id).toBe(master.lastLsn);
       expect(replica.log.length, id).toBeGreaterThanOrEqual(1);
       expect(replica.log, id).toEqual(master.log.filter((r) => r.lsn > replica.truncatedThrough));
+      // Every result is kept: by key once its record was truncated, else in its record.
+      const inLog = new Map(replica.log.map((r) => [r.result?.key, r.result]));
+      keys.forEach((key, i) => {
+        const mine = replica.results[i];
+        const theirs = saved[i];
+        expect(theirs, `${key} on the master`).not.toBeNull();
+        if (theirs && theirs.lsn <= replica.truncatedThrough)
+          expect(mine, `${id} ${key}`).toEqual(theirs);
+        else expect(inLog.get(key), `${id} ${key} in its log`).toEqual(theirs);
+      });
+      expect(
+        replica.results.filter((r) => r !== null).length,
+        `${id}: results indexed at truncation`,
+      ).toBeGreaterThan(0);
     }
   });
 
@@ -143,8 +161,19 @@ describe("every node keeps the log and the saved results, 4 replicas", () => {
     const replica = await kept(c, added, keys);
     expect(replica.truncatedThrough).toBeGreaterThanOrEqual(13);
     expect(replica.log).toEqual(master.log.filter((r) => r.lsn > replica.truncatedThrough));
-    // The snapshot brought the saved results of the commits it holds, records the later ones.
-    expect(replica.results).toEqual(master.results);
+    // The snapshot brought the saved results of the commits it holds, by key; the
+    // later ones are in its records.
+    keys.forEach((key, i) => {
+      const theirs = master.results[i] ?? null;
+      expect(theirs, key).not.toBeNull();
+      if (theirs !== null && theirs.lsn <= replica.truncatedThrough) {
+        expect(replica.results[i], key).toEqual(theirs);
+      } else {
+        expect(replica.results[i], key).toBeNull();
+        expect(replica.log.find((r) => r.lsn === theirs?.lsn)?.result, key).toEqual(theirs);
+      }
+    });
+    expect(replica.results.filter((r) => r !== null).length).toBe(before.length);
     // Byte positions continue the master's, so lag in bytes means the same on every node.
     expect(replica.log.at(-1)?.end).toBe(master.log.at(-1)?.end);
   });

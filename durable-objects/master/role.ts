@@ -6,6 +6,7 @@
  * write path (writes.ts), the admin side (admin.ts), the fault routes
  * (faults.ts), exports (exports.ts) and the timed jobs (jobs.ts).
  */
+import { indexWholeLog } from "../log-results";
 import type { NodeStore } from "../node-store";
 import { ensureMasterFlag } from "../sqlite/apply";
 import type { SqlNode } from "../sqlite/schema";
@@ -37,6 +38,8 @@ export class MasterRole {
   ) {
     // A master's triggers fire: the flag a replica keeps set goes.
     ctx.storage.transactionSync(() => ensureMasterFlag(node.sql));
+    // A former replica's log holds results its lookup lacks: indexed before anything is answered.
+    indexWholeLog(ctx.storage, store);
     this.core = new MasterCore(ctx, env, node, store, runJob, restartNode, partitioned);
     this.writes = new MasterWrites(this.core);
     this.admin = new MasterAdmin(this.core);

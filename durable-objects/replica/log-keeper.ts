@@ -1,13 +1,15 @@
 /**
  * A replica keeps what a master needs: every record it applies goes into its
- * own log with the master's LSN, term and byte position, and a commit's saved
- * result with it, in the batch's transaction. Its log follows the master's
- * truncation point (always keeping its newest record, which says where it is),
- * and saved results age out by the master's retention, so a promoted replica
- * answers a retry of a commit the old master acknowledged.
+ * own log with the master's LSN, term and byte position, a commit's saved
+ * result inside it, in the batch's transaction. Its log follows the master's
+ * truncation point (always keeping its newest record, which says where it is);
+ * the results of the records it truncates are indexed by key first
+ * (log-results.ts), and age out by the master's retention, so a promoted
+ * replica answers a retry of a commit the old master acknowledged.
  */
 import { bodyBytes, encodeBody, recordBody } from "../../core/log-codec";
-import type { LogRecord, SavedResult } from "../../core/protocol";
+import type { LogRecord } from "../../core/protocol";
+import { indexLogResults } from "../log-results";
 import type { NodeStore } from "../node-store";
 
 /** Log rows deleted per step, so one step never blocks the replica for long. */
@@ -39,18 +41,14 @@ export class LogKeeper {
   }
 
   /**
-   * Within the batch's transaction: the records it applied, each in the log,
-   * and their saved results under one age entry.
+   * Within the batch's transaction: the records it applied, each in the log
+   * (its saved result inside it: log-results.ts indexes it by key later).
    */
   keep(records: readonly LogRecord[]): void {
-    const results: { result: SavedResult; createdAt: number }[] = [];
     for (const record of records) {
       const body = encodeBody(recordBody(record));
       this.store.appendLog(record, body, bodyBytes(body), record.entries);
-      if (record.result !== undefined)
-        results.push({ result: record.result, createdAt: record.ts });
     }
-    this.store.saveResults(results);
   }
 
   /** The batch that kept `records` committed: its last is this log's newest. */
@@ -80,7 +78,11 @@ export class LogKeeper {
     if (target > this.truncatedThrough) {
       const from = this.truncatedThrough;
       const through = Math.min(target, from + TRUNCATE_CHUNK_ROWS);
-      this.storage.transactionSync(() => this.store.truncateLog(from, through));
+      this.storage.transactionSync(() => {
+        // Their results outlive them (idempotency_retention_ms): indexed by key first.
+        indexLogResults(this.store, from, through);
+        this.store.truncateLog(from, through);
+      });
       this.truncatedThrough = through;
     }
     const now = Date.now();

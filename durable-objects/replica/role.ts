@@ -28,6 +28,7 @@ import { nodeChecksums } from "../sqlite/checksums";
 import { runQuery } from "../sqlite/query";
 import type { SqlNode } from "../sqlite/schema";
 import { type SnapshotState, snapshotStep } from "../sqlite/snapshot-install";
+import { markLogResultsUnindexed } from "../log-results";
 import { applyRecords, logMismatch } from "./apply-batch";
 import { DeferredAcks } from "./deferred-acks";
 import { FailoverWatchdog } from "./watchdog";
@@ -79,7 +80,10 @@ export class ReplicaRole {
     private readonly store: NodeStore,
     partitioned: () => boolean = () => false,
   ) {
-    ctx.storage.transactionSync(() => ensureReplicaFlag(node.sql));
+    ctx.storage.transactionSync(() => {
+      ensureReplicaFlag(node.sql);
+      markLogResultsUnindexed(store);
+    });
     this.leases = new LeaseAsk(env, partitioned);
     this.acks = new DeferredAcks(
       (cluster) => nodeStub(env, cluster, this.masterId),
