@@ -78,7 +78,7 @@ async function logBytes(url: string, cluster: string): Promise<number> {
 
 let runNumber = 0;
 
-async function inserts(url: string): Promise<{ perSecond: number; p50: number }> {
+async function inserts(url: string): Promise<{ perSecond: number; p50: number; cluster: string }> {
   runNumber++;
   const cluster = `cmp-${Date.now().toString(36)}-${runNumber}`;
   await adminOf(url, cluster).patchTunables({ async_dist_commit: true });
@@ -95,7 +95,12 @@ async function inserts(url: string): Promise<{ perSecond: number; p50: number }>
       }),
     }),
   );
-  return { perSecond: result.insertsPerSecond, p50: result.p50Ms };
+  return { perSecond: result.insertsPerSecond, p50: result.p50Ms, cluster };
+}
+
+async function truncatedThrough(url: string, cluster: string): Promise<number> {
+  const status = await adminOf(url, cluster).status();
+  return (status.master as unknown as { truncatedThrough?: number }).truncatedThrough ?? 0;
 }
 
 async function bulkUpdate(
@@ -143,6 +148,12 @@ for (let r = 0; r < repeats; r++) {
     const server = await startBenchServer(build.root);
     try {
       const ins = await inserts(server.url);
+      // How far the log was truncated during the run: what the replicas followed,
+      // indexing the saved results of the records they dropped (log-results.ts).
+      const truncated =
+        build.root === "."
+          ? `, log truncated through ${await truncatedThrough(server.url, ins.cluster)}`
+          : "";
       const bulk = await bulkUpdate(server.url);
       // This checkout can also ship the UPDATE as its rows (the baseline cannot).
       if (build.root === ".") {
@@ -155,7 +166,7 @@ for (let r = 0; r < repeats; r++) {
       out.bulkMs.push(Math.round(bulk.ms));
       out.bulkBytes.push(bulk.bytes);
       process.stderr.write(
-        `${ins.perSecond} inserts/s, p50 ${ins.p50} ms; UPDATE ${bulkRows} rows ${Math.round(bulk.ms)} ms, ${bulk.bytes} log bytes\n`,
+        `${ins.perSecond} inserts/s, p50 ${ins.p50} ms${truncated}; UPDATE ${bulkRows} rows ${Math.round(bulk.ms)} ms, ${bulk.bytes} log bytes\n`,
       );
     } finally {
       await server.stop();
