@@ -240,6 +240,14 @@ export const SPECS = {
     replicas: true,
     description: "Test only: replicas sleep this long per message before applying it.",
   },
+  debug_link_delay_ms: {
+    type: "int",
+    default: 0,
+    min: 0,
+    max: 60_000,
+    description:
+      "Test only: every call the master's relays make to a replica takes this long to come back, half each way, in order; the replica does what it would (a link of this round trip).",
+  },
   debug_fault_injection: {
     type: "bool",
     default: false,

@@ -50,6 +50,7 @@ describe("defaultTunables", () => {
       relay_batch_max_records: 512,
       debug_ack_delay_ms: 0,
       debug_apply_delay_ms: 0,
+      debug_link_delay_ms: 0,
       debug_fault_injection: false,
     });
   });

@@ -92,6 +92,7 @@ export class MasterCore {
   readonly faults = new MessageFaults(
     () => this.tunables.debug_fault_injection,
     () => this.epoch,
+    () => this.tunables.debug_link_delay_ms,
   );
   readonly metrics: MasterMetrics;
   /** Each replica's highest acked LSN, kept across restarts for status and /metrics (saved by them). */

@@ -6,6 +6,11 @@
  * off and resends from where the replica is (the replica skips what it has and
  * answers `gap` when a message arrives ahead of it). With no fault configured,
  * or debug_fault_injection off, a message goes straight to the stub.
+ *
+ * Apart from the faults, debug_link_delay_ms makes every call a link of that
+ * round trip: the request leaves half of it later and the reply comes back
+ * half of it after the replica answered, in order on each link (equal timers
+ * fire in the order they were set), and the replica does what it would.
  */
 import {
   createRng,
@@ -43,6 +48,7 @@ export class MessageFaults {
   constructor(
     private readonly enabled: () => boolean,
     private readonly term: () => number,
+    private readonly linkDelayMs: () => number = () => 0,
   ) {}
 
   get current(): MessageFaultConfig {
@@ -56,6 +62,12 @@ export class MessageFaults {
   }
 
   append(id: string, stub: ReplicaStub, request: AppendRequest): Promise<AppendResponse> {
+    const delayMs = this.linkDelayMs();
+    if (delayMs > 0) return delayedCall(delayMs, () => this.faulty(id, stub, request));
+    return this.faulty(id, stub, request);
+  }
+
+  private faulty(id: string, stub: ReplicaStub, request: AppendRequest): Promise<AppendResponse> {
     if (!this.enabled() || !faultsActive(this.config)) return call(stub, request);
     const decision = this.decide(id);
     if (decision.drop === "request") {
@@ -119,6 +131,20 @@ export class MessageFaults {
       Math.max(0, next - Date.now()),
     );
   }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A call over a link of round trip `ms`: half of it out, half of it back. */
+async function delayedCall<T>(ms: number, send: () => Promise<T>): Promise<T> {
+  await sleep(ms / 2);
+  const outcome = await send().then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  await sleep(ms / 2);
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
 }
 
 function call(stub: ReplicaStub, request: AppendRequest): Promise<AppendResponse> {
