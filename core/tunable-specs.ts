@@ -169,6 +169,14 @@ export const SPECS = {
     description:
       "Append calls in flight per replica (heartbeats and held-ack fetches aside). Fewer calls carry larger batches: each call costs every replica a transaction and the runtime a round of RPC, so one call batches everything that committed while the last was out.",
   },
+  relay_call_gap_ms: {
+    type: "int",
+    default: 0,
+    min: 0,
+    max: 10_000,
+    description:
+      "With more than one call in flight allowed: a further batch call goes out only once the newest one has been out this long (0: at once). Over a slow link calls then overlap, a batch every gap, instead of every record waiting for the call before; over a fast one a call comes back first and one call carries everything.",
+  },
   relay_batch_max_records: {
     type: "int",
     default: 512,

@@ -43,3 +43,48 @@ describe("a delayed link (debug_link_delay_ms)", () => {
     await sameEverywhere(c, "SELECT id, v FROM t ORDER BY id");
   }, 60_000);
 });
+
+describe("calls that overlap on a slow link (relay_call_gap_ms)", () => {
+  const D = 400;
+  /** Latency of a write sent 10 ms after another, both over a link of round trip D. */
+  async function secondWriteMs(c: string): Promise<number> {
+    const first = exec(c, [{ sql: "INSERT INTO t (v) VALUES ('first')" }]);
+    await new Promise((r) => setTimeout(r, 10));
+    const started = Date.now();
+    const second = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('second')" }]);
+    const ms = Date.now() - started;
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect((await first).status).toBe(200);
+    return ms;
+  }
+
+  async function setup(name: string, patch: Record<string, unknown>): Promise<string> {
+    const c = freshCluster(name);
+    expect(
+      (await exec(c, [{ sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)" }])).status,
+    ).toBe(200);
+    await converged(c);
+    expect((await patchTunables(c, { debug_link_delay_ms: D, ...patch })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 3 * D));
+    return c;
+  }
+
+  it("with one call in flight, a record committed while a call is out waits for it: about two round trips", async () => {
+    const c = await setup("gap-one", { relay_calls_in_flight: 1 });
+    expect(await secondWriteMs(c)).toBeGreaterThanOrEqual(1.5 * D);
+  }, 60_000);
+
+  it("with calls allowed to overlap after a gap, it goes one gap after the call before: about one round trip", async () => {
+    const c = await setup("gap-four", { relay_calls_in_flight: 4, relay_call_gap_ms: 40 });
+    const ms = await secondWriteMs(c);
+    expect(ms).toBeGreaterThanOrEqual(D);
+    expect(ms).toBeLessThan(1.5 * D);
+    await sameEverywhere(c, "SELECT id, v FROM t ORDER BY id");
+  }, 60_000);
+
+  it("a further call waits until the newest one has been out the gap", async () => {
+    const c = await setup("gap-long", { relay_calls_in_flight: 4, relay_call_gap_ms: 200 });
+    // Sent 10 ms after the first call went, it leaves about 190 ms later.
+    expect(await secondWriteMs(c)).toBeGreaterThanOrEqual(D + 150);
+  }, 60_000);
+});

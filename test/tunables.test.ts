@@ -47,6 +47,7 @@ describe("defaultTunables", () => {
       idempotency_retention_ms: 86_400_000,
       relay_window: 8,
       relay_calls_in_flight: 1,
+      relay_call_gap_ms: 0,
       relay_batch_max_records: 512,
       debug_ack_delay_ms: 0,
       debug_apply_delay_ms: 0,

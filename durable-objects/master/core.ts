@@ -327,6 +327,7 @@ export class MasterCore {
     term: () => this.term,
     window: () => this.tunables.relay_window,
     callsInFlight: () => this.tunables.relay_calls_in_flight,
+    callGapMs: () => this.tunables.relay_call_gap_ms,
     batchMaxRecords: () => this.tunables.relay_batch_max_records,
     batchMaxBytes: () => this.tunables.relay_batch_max_bytes,
     heartbeatMs: () => this.tunables.heartbeat_ms,

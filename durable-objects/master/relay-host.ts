@@ -24,6 +24,8 @@ export interface RelayHost {
   superseded(term: number): void;
   window(): number;
   callsInFlight(): number;
+  /** relay_call_gap_ms: how long the newest batch call is out before another may go. */
+  callGapMs(): number;
   batchMaxRecords(): number;
   batchMaxBytes(): number;
   heartbeatMs(): number;

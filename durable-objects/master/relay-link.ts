@@ -85,6 +85,11 @@ export class RelayLink {
   protected collecting = false;
   /** Heartbeats sent and not answered: at most one periodic one (heartbeatIfDue). */
   protected heartbeatsInFlight = 0;
+  /** Calls carrying records not answered yet, and when the newest of them went. */
+  protected batchesOut = 0;
+  protected lastBatchAt = 0;
+  /** Set while records wait for relay_call_gap_ms to pass since the newest batch call. */
+  private gapTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     readonly id: string,
@@ -127,6 +132,7 @@ export class RelayLink {
     // trickle out one commit per call instead of accumulating into batches.
     while (
       this.inFlight < calls &&
+      this.gapPassed(now) &&
       this.awaitingAcks(now) < window &&
       this.lag.size < window * MAX_UNACKED_WINDOWS &&
       this.sentLsn < this.host.masterLsn()
@@ -139,8 +145,26 @@ export class RelayLink {
       if (records.length === 0) break;
       this.send(records);
     }
+    this.waitOutGap(now);
     this.collectDueAcks(now);
     this.tellCommitPoint();
+  }
+
+  /** relay_call_gap_ms: whether another batch call may go while one is out. */
+  private gapPassed(now: number): boolean {
+    const gap = this.host.callGapMs();
+    return gap <= 0 || this.batchesOut === 0 || now - this.lastBatchAt >= gap;
+  }
+
+  /** Records held back only by the gap go when it has passed, whether or not anything commits. */
+  private waitOutGap(now: number): void {
+    if (this.gapTimer !== null || this.gapPassed(now)) return;
+    if (this.sentLsn === null || this.sentLsn >= this.host.masterLsn()) return;
+    const wait = this.host.callGapMs() - (now - this.lastBatchAt);
+    this.gapTimer = setTimeout(() => {
+      this.gapTimer = null;
+      this.pump();
+    }, wait);
   }
 
   /**
@@ -240,6 +264,8 @@ export class RelayLink {
     if (last !== undefined) {
       this.sentLsn = last.lsn;
       this.lag.sent(last.lsn, sentAt);
+      this.batchesOut++;
+      this.lastBatchAt = sentAt;
     }
     this.inFlight++;
     this.calls++;
@@ -269,6 +295,7 @@ export class RelayLink {
       (response) => {
         if (held) this.collecting = false;
         if (heartbeat) this.heartbeatsInFlight--;
+        if (last !== undefined) this.batchesOut--;
         if (response.staleTerm !== undefined) this.host.superseded(response.staleTerm);
         else if (response.refused === undefined) {
           this.onResponse(generation, response, last?.lsn ?? null, sentAt);
@@ -277,6 +304,7 @@ export class RelayLink {
       (error: unknown) => {
         if (held) this.collecting = false;
         if (heartbeat) this.heartbeatsInFlight--;
+        if (last !== undefined) this.batchesOut--;
         this.onError(generation, error);
       },
     );
