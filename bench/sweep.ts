@@ -6,6 +6,11 @@
  *   npm run bench:sweep -- --tunable relay_calls_in_flight --values 1,2,4
  *                          [--points 64:0,256:0,256:100] [--repeats 2]
  *                          [--seconds 4] [--warmup 1] [--replicas 4]
+ *                          [--delay ack|link]
+ *
+ * Several tunables at once: `--tunable relay_calls_in_flight,relay_call_gap_ms
+ * --values 1/0,4/3` sets each value's parts in that order. `--delay link`
+ * puts a point's delay on the link (debug_link_delay_ms) instead of the acks.
  *
  * Prints one line per run and, per point and value, the median inserts/s and p99.
  */
@@ -25,13 +30,27 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "4" },
     warmup: { type: "string", default: "1" },
     replicas: { type: "string", default: "4" },
+    delay: { type: "string", default: "ack" },
   },
 });
 if (values.tunable === undefined || values.values === undefined) {
   throw new Error("usage: --tunable NAME --values V1,V2,... (see the comment at the top)");
 }
+const tunables = values.tunable.split(",");
 const tunable = values.tunable;
-const settings = values.values.split(",").map((v) => (Number.isNaN(Number(v)) ? v : Number(v)));
+const parse = (v: string) => (Number.isNaN(Number(v)) ? v : Number(v));
+const settings = values.values.split(",").map((value) => {
+  const parts = value.split("/");
+  if (parts.length !== tunables.length) {
+    throw new Error(`${value}: give ${tunables.length} parts (${tunables.join("/")})`);
+  }
+  return {
+    label: value,
+    patch: Object.fromEntries(tunables.map((t, i) => [t, parse(parts[i] ?? "")])),
+  };
+});
+if (values.delay !== "ack" && values.delay !== "link") throw new Error("--delay is ack or link");
+const delayTunable = values.delay === "link" ? "debug_link_delay_ms" : "debug_ack_delay_ms";
 const points = values.points.split(",").map((point) => {
   const [clients, delay] = point.split(":").map(Number);
   if (!Number.isInteger(clients) || !Number.isInteger(delay)) {
@@ -47,12 +66,19 @@ const server = await startBenchServer();
 try {
   const cluster = new ClusterClient(server.url, `sweep-${Date.now().toString(36)}`);
   await cluster.setReplicaCount(Number(values.replicas));
-  const results = new Map<string, { ips: number[]; p99: number[] }>();
+  const results = new Map<string, { ips: number[]; p50: number[]; p99: number[] }>();
   for (let round = 0; round < repeats; round++) {
     for (const { clients, delay } of points) {
       for (const setting of settings) {
         // An unknown tunable or a value out of range is refused here, with the reason.
-        await cluster.patchTunables({ [tunable]: setting, debug_ack_delay_ms: delay });
+        await cluster.patchTunables({
+          ...setting.patch,
+          debug_ack_delay_ms: 0,
+          debug_link_delay_ms: 0,
+          [delayTunable]: delay,
+        });
+        // Calls already out under the old setting come back first.
+        await sleep(Math.max(0, 3 * delay));
         const r = await runInRuntimeLoad({
           url: server.url,
           cluster: cluster.name,
@@ -62,12 +88,13 @@ try {
           tag: nextTag(),
         });
         if (r.errors > 0) throw new Error(`${r.errors} errors: ${r.firstError}`);
-        const key = `${clients} clients, ack delay ${delay} ms, ${tunable} ${setting}`;
+        const key = `${clients} clients, ${values.delay} delay ${delay} ms, ${tunable} ${setting.label}`;
         process.stdout.write(
           `${key}: ${r.insertsPerSecond} inserts/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms\n`,
         );
-        const entry = results.get(key) ?? { ips: [], p99: [] };
+        const entry = results.get(key) ?? { ips: [], p50: [], p99: [] };
         entry.ips.push(r.insertsPerSecond);
+        entry.p50.push(r.p50Ms);
         entry.p99.push(r.p99Ms);
         results.set(key, entry);
         await sleep(1000);
@@ -75,9 +102,9 @@ try {
     }
   }
   process.stdout.write(`\nmedians of ${repeats} round(s):\n`);
-  for (const [key, { ips, p99 }] of results) {
+  for (const [key, { ips, p50, p99 }] of results) {
     process.stdout.write(
-      `${key}: ${Math.round(median(ips))} inserts/s (${ips.join(", ")}), p99 ${Math.round(median(p99))} ms\n`,
+      `${key}: ${Math.round(median(ips))} inserts/s (${ips.join(", ")}), p50 ${median(p50)} ms, p99 ${Math.round(median(p99))} ms\n`,
     );
   }
 } finally {
