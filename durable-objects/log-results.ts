@@ -29,9 +29,16 @@ export function markLogResultsUnindexed(store: NodeStore): void {
 /**
  * Saves the results the log's records after `afterLsn` through `through`
  * carry, under one age entry per chunk (its newest creation time and LSN, so
- * none is pruned sooner than on its own); returns how many were saved.
+ * none is pruned sooner than on its own); returns how many were saved. Those
+ * created before `expiredBefore` are past idempotency_retention_ms: pruned on
+ * every other node already, they are not brought back (their keys are free).
  */
-export function indexLogResults(store: NodeStore, afterLsn: number, through: number): number {
+export function indexLogResults(
+  store: NodeStore,
+  afterLsn: number,
+  through: number,
+  expiredBefore = 0,
+): number {
   let saved = 0;
   let from = afterLsn + 1;
   while (from <= through) {
@@ -41,7 +48,7 @@ export function indexLogResults(store: NodeStore, afterLsn: number, through: num
     for (const record of records) {
       if (record.lsn > through) break;
       last = record.lsn;
-      if (record.result !== undefined)
+      if (record.result !== undefined && record.ts >= expiredBefore)
         results.push({ result: record.result, createdAt: record.ts });
     }
     if (last < from) break;
@@ -57,14 +64,18 @@ export function indexLogResults(store: NodeStore, afterLsn: number, through: num
  * replica), they are indexed before it answers anything, one transaction per
  * chunk of records, and the flag is cleared in the last.
  */
-export function indexWholeLog(storage: DurableObjectStorage, store: NodeStore): number {
+export function indexWholeLog(
+  storage: DurableObjectStorage,
+  store: NodeStore,
+  expiredBefore = 0,
+): number {
   if (store.getMeta(UNINDEXED_FLAG) !== "1") return 0;
   const through = store.lastLsn();
   let after = store.truncatedThrough();
   let saved = 0;
   while (after < through) {
     const upTo = Math.min(through, after + CHUNK_RECORDS * 8);
-    saved += storage.transactionSync(() => indexLogResults(store, after, upTo));
+    saved += storage.transactionSync(() => indexLogResults(store, after, upTo, expiredBefore));
     after = upTo;
   }
   storage.transactionSync(() => store.setMeta(UNINDEXED_FLAG, "0"));

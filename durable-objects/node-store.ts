@@ -259,7 +259,13 @@ export class NodeStore {
       const lsn = typeof entry === "number" ? entry : entry.lsn;
       if (lsn > answeredThrough) continue;
       const names = typeof entry === "number" ? [key.slice(key.indexOf(":", 3) + 1)] : entry.keys;
-      for (const name of names) deleteText(this.kv, resultKey(name));
+      for (const name of names) {
+        // A key used again once its result was pruned holds a later commit's
+        // result, which its own (younger) age entry prunes: a replica indexing
+        // its log saves both commits' entries.
+        const head = getMeta<ResultHead>(this.kv, resultKey(name));
+        if (head !== undefined && head.lsn <= lsn) deleteText(this.kv, resultKey(name));
+      }
       this.kv.delete(key);
       pruned += names.length;
     }

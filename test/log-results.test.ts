@@ -84,4 +84,33 @@ describe("saved results kept in the log", () => {
     });
     expect(seen).toEqual({ keys: 20, pruned: 20, left: 0 });
   });
+
+  it("a key used again holds the later commit's result until that one's own age", async () => {
+    // Commit A under K, K freed once A's result aged out, commit B under K with
+    // another body: a replica's log holds both, and indexing it gives A's
+    // chunk an age entry listing K, older than B's.
+    const seen = await inObject((store) => {
+      let end = 0;
+      const log = (lsn: number, ts: number, key?: string) => {
+        const result =
+          key === undefined
+            ? undefined
+            : { key, requestHash: `h${lsn}`, lsn, response: `{"lsn":${lsn}}` };
+        const body = encodeBody({ entries: [], ...(result ? { result } : {}) });
+        end += bodyBytes(body);
+        store.appendLog({ lsn, term: 1, ts, end }, body, bodyBytes(body), []);
+      };
+      log(1, 1_000, "K");
+      for (let lsn = 2; lsn <= 300; lsn++) log(lsn, 1_000 + lsn);
+      log(301, 50_000, "K");
+      indexLogResults(store, 0, 301);
+      const afterIndex = store.findResult("K")?.lsn ?? null;
+      store.pruneResults(10_000, 301);
+      const pastA = store.findResult("K")?.lsn ?? null;
+      store.pruneResults(60_000, 301);
+      const pastB = store.findResult("K")?.lsn ?? null;
+      return { afterIndex, pastA, pastB };
+    });
+    expect(seen).toEqual({ afterIndex: 301, pastA: 301, pastB: null });
+  });
 });

@@ -38,8 +38,14 @@ export class MasterRole {
   ) {
     // A master's triggers fire: the flag a replica keeps set goes.
     ctx.storage.transactionSync(() => ensureMasterFlag(node.sql));
-    // A former replica's log holds results its lookup lacks: indexed before anything is answered.
-    indexWholeLog(ctx.storage, store);
+    // A former replica's log holds results its lookup lacks: indexed before
+    // anything is answered, but for those past the retention (the tunables are
+    // the cluster's: a promotion installed them). Those a replica's own pruning
+    // (once a minute) had not dropped yet go too: a key free on the old master
+    // is free here. Nothing waits for acks yet: every commit is answered.
+    const expiredBefore = Date.now() - store.loadTunables().idempotency_retention_ms;
+    indexWholeLog(ctx.storage, store, expiredBefore);
+    ctx.storage.transactionSync(() => store.pruneResults(expiredBefore, store.lastLsn()));
     this.core = new MasterCore(ctx, env, node, store, runJob, restartNode, partitioned);
     this.writes = new MasterWrites(this.core);
     this.admin = new MasterAdmin(this.core);

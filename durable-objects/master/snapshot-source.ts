@@ -57,6 +57,9 @@ export class SnapshotSource {
       )
       .toArray();
     for (const { name } of names) this.node.sql.exec(`DROP TABLE ${quoteIdent(name)}`);
+    // Shadows made or dropped behind the schema's back: a DDL's diff would see
+    // them as the user's, and a dropped table can move another's root page.
+    if (names.length > 0) this.node.schema.invalidate();
   }
 
   /** Joins the live snapshot, or takes a new one at the current LSN. */
@@ -81,6 +84,7 @@ export class SnapshotSource {
         sql.exec(`INSERT INTO ${quoteIdent(shadow)} (img) ${select}`);
         copied.push({ name: table.name, shadow, columns: imageSqlColumns(table) });
       }
+      if (copied.length > 0) this.node.schema.invalidate();
       // What an export needs besides the rows, as the schema is now (dump-layout.ts).
       const layouts = tableLayouts(
         this.node,

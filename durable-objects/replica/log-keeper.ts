@@ -75,17 +75,17 @@ export class LogKeeper {
     commitPoint: number,
   ): void {
     const target = Math.min(masterTruncatedThrough, appliedLsn - 1);
+    const now = Date.now();
     if (target > this.truncatedThrough) {
       const from = this.truncatedThrough;
       const through = Math.min(target, from + TRUNCATE_CHUNK_ROWS);
       this.storage.transactionSync(() => {
         // Their results outlive them (idempotency_retention_ms): indexed by key first.
-        indexLogResults(this.store, from, through);
+        indexLogResults(this.store, from, through, now - retentionMs);
         this.store.truncateLog(from, through);
       });
       this.truncatedThrough = through;
     }
-    const now = Date.now();
     if (now - this.lastPruneAt < PRUNE_EVERY_MS) return;
     this.lastPruneAt = now;
     this.storage.transactionSync(() => this.store.pruneResults(now - retentionMs, commitPoint));

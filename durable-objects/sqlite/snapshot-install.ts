@@ -31,7 +31,9 @@ export interface SnapshotState {
 
 const stage = (i: number) => quoteIdent(`${STAGE_PREFIX}${i}`);
 
-function dropStages(sql: SqlStorage): void {
+/** Drops the staging tables; the schema is read again (a drop can move root pages). */
+function dropStages(node: SqlNode): void {
+  const { sql } = node;
   for (const { name } of sql
     .exec<{ name: string }>(
       "SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, ?) = ?",
@@ -41,6 +43,7 @@ function dropStages(sql: SqlStorage): void {
     .toArray()) {
     sql.exec(`DROP TABLE ${quoteIdent(name)}`);
   }
+  node.schema.invalidate();
 }
 
 function dropUserObjects(node: SqlNode): void {
@@ -72,10 +75,11 @@ export function snapshotStep(
   if (message.phase === "begin") {
     return storage.transactionSync(() => {
       if (state?.id !== message.id) {
-        dropStages(sql);
+        dropStages(node);
         for (let i = 0; i < message.tables; i++) {
           sql.exec(`CREATE TABLE ${stage(i)} (pos INTEGER PRIMARY KEY, img TEXT NOT NULL)`);
         }
+        node.schema.invalidate();
       }
       const staged: number[] = [];
       for (let i = 0; i < message.tables; i++) {
@@ -150,6 +154,5 @@ function install(node: SqlNode, message: Extract<SnapshotMessage, { phase: "end"
   // Inserting the rows counted AUTOINCREMENT up: the master's counters replace
   // them, an emptied sqlite_sequence included.
   if (node.schema.sequenceRoot() !== undefined) restoreSequence(sql, message.sequence);
-  dropStages(sql);
-  node.schema.invalidate();
+  dropStages(node);
 }
