@@ -73,6 +73,11 @@ export interface SavedResult {
   response: string;
 }
 
+/** A saved result with the time its commit was made: its age goes with it (a snapshot's). */
+export interface AgedResult extends SavedResult {
+  createdAt?: number;
+}
+
 export interface StatementResult {
   rowsWritten: number;
   lastRowId: ApiValue;
@@ -258,7 +263,7 @@ export interface SnapshotPlan {
 export type SnapshotMessage =
   | { phase: "begin"; id: string; lsn: number; tables: number; term: number }
   | { phase: "rows"; id: string; table: number; rows: { pos: number; img: string }[] }
-  | { phase: "results"; id: string; results: SavedResult[] }
+  | { phase: "results"; id: string; results: AgedResult[] }
   | {
       phase: "end";
       id: string;

@@ -51,7 +51,25 @@ export function diffSchema(
   };
 }
 
-export function checkSchemaChange(diff: SchemaDiff, tables: ReadonlyMap<string, TableInfo>): void {
+/**
+ * `tablesBefore`: the tables as they were before the change. A virtual table
+ * may claim an existing table as one of its shadows (fts5 `x_docsize` when a
+ * user's table already has that name and the module does not create it): the
+ * user's table would then be skipped by snapshots and verify, so it is refused.
+ */
+export function checkSchemaChange(
+  diff: SchemaDiff,
+  tables: ReadonlyMap<string, TableInfo>,
+  tablesBefore: ReadonlyMap<string, TableInfo> = new Map(),
+): void {
+  for (const [name, was] of tablesBefore) {
+    if (was.kind === "shadow" || tables.get(name)?.kind !== "shadow") continue;
+    throw new ApiError(
+      "INVALID_SQL",
+      `this statement makes table ${name} a shadow table of a virtual table: rename ${name} first`,
+      { name, construct: "virtual table claiming an existing table" },
+    );
+  }
   for (const object of [...diff.added, ...diff.removed]) {
     if (isInternal(object)) {
       const name = isReservedName(object.name) ? object.name : object.tblName;

@@ -14,12 +14,18 @@
  * indexing keeps the flag and indexes again (saving a result twice is saving
  * it once).
  */
+import { isImportFirstBatch } from "../core/backup-protocol";
 import type { SavedResult } from "../core/protocol";
 import type { NodeStore } from "./node-store";
 
 const UNINDEXED_FLAG = "log_results_unindexed";
 /** Records read and indexed per chunk, and saved results per age entry. */
 const CHUNK_RECORDS = 256;
+/**
+ * An age entry counts its results from the newest of them: kept that much past
+ * their own age at most (a key used again with another body waits as long).
+ */
+const AGE_SPREAD_MS = 1000;
 
 /** The node starts as a replica: results it logs from now on are not indexed. */
 export function markLogResultsUnindexed(store: NodeStore): void {
@@ -28,10 +34,11 @@ export function markLogResultsUnindexed(store: NodeStore): void {
 
 /**
  * Saves the results the log's records after `afterLsn` through `through`
- * carry, under one age entry per chunk (its newest creation time and LSN, so
- * none is pruned sooner than on its own); returns how many were saved. Those
- * created before `expiredBefore` are past idempotency_retention_ms: pruned on
- * every other node already, they are not brought back (their keys are free).
+ * carry, under one age entry per chunk of records made within AGE_SPREAD_MS
+ * (its newest creation time and LSN, so none is pruned sooner than on its
+ * own); returns how many were saved. Those created before `expiredBefore` are
+ * past idempotency_retention_ms: pruned on every other node already, they are
+ * not brought back (their keys are free), but for an import's first batch.
  */
 export function indexLogResults(
   store: NodeStore,
@@ -43,17 +50,25 @@ export function indexLogResults(
   let from = afterLsn + 1;
   while (from <= through) {
     const records = store.readLog(from, CHUNK_RECORDS, Number.MAX_SAFE_INTEGER);
-    const results: { result: SavedResult; createdAt: number }[] = [];
+    let group: { result: SavedResult; createdAt: number }[] = [];
     let last = from - 1;
     for (const record of records) {
       if (record.lsn > through) break;
       last = record.lsn;
-      if (record.result !== undefined && record.ts >= expiredBefore)
-        results.push({ result: record.result, createdAt: record.ts });
+      const result = record.result;
+      // An import's first batch is kept whatever its age (node-store.ts).
+      if (result === undefined) continue;
+      if (record.ts < expiredBefore && !isImportFirstBatch(result.key)) continue;
+      const oldest = group[0]?.createdAt;
+      if (oldest !== undefined && record.ts - oldest > AGE_SPREAD_MS) {
+        store.saveResults(group);
+        group = [];
+      }
+      group.push({ result, createdAt: record.ts });
+      saved++;
     }
     if (last < from) break;
-    store.saveResults(results);
-    saved += results.length;
+    store.saveResults(group);
     from = last + 1;
   }
   return saved;

@@ -12,7 +12,7 @@
  */
 import { isImportFirstBatch } from "../core/backup-protocol";
 import { decodeBody, toRecord } from "../core/log-codec";
-import type { LogEntry, LogRecord, SavedResult } from "../core/protocol";
+import type { AgedResult, LogEntry, LogRecord, SavedResult } from "../core/protocol";
 import { asciiLower } from "../core/sql-lexer";
 import type { ReplicaState } from "../core/status";
 import { type Tunables, tunablesFromStored } from "../core/tunables";
@@ -280,18 +280,19 @@ export class NodeStore {
     afterKey: string | null,
     maxBytes: number,
     throughLsn: number,
-  ): { results: SavedResult[]; next: string | null } {
-    const results: SavedResult[] = [];
+  ): { results: AgedResult[]; next: string | null } {
+    const results: AgedResult[] = [];
     let bytes = 0;
     let last = afterKey;
     const start = afterKey === null ? "r:" : `${resultKey(afterKey)}\0`;
     for (const [key] of this.kv.list({ prefix: "r:", start })) {
       if (bytes >= maxBytes) return { results, next: last };
       last = key.slice(2);
-      const found = this.findResult(last);
-      if (found === null || found.lsn > throughLsn) continue;
-      results.push(found);
-      bytes += found.response.length + last.length;
+      const stored = getText<ResultHead>(this.kv, key);
+      if (stored === undefined || stored.meta.lsn > throughLsn) continue;
+      const { requestHash, lsn, createdAt } = stored.meta;
+      results.push({ key: last, requestHash, lsn, response: stored.text, createdAt });
+      bytes += stored.text.length + last.length;
     }
     return { results, next: null };
   }

@@ -397,9 +397,12 @@ export class ReplicaRole {
     if (message.phase === "results") {
       if (this.snapshot?.id !== message.id)
         throw new Error(`snapshot ${message.id} was not begun here`);
+      // Each keeps its own age (a master of an older build sent none: now).
       const now = Date.now();
       this.ctx.storage.transactionSync(() => {
-        for (const result of message.results) this.store.saveResult(result, now);
+        for (const { createdAt, ...result } of message.results) {
+          this.store.saveResult(result, createdAt ?? now);
+        }
       });
       return { appliedLsn: this.appliedLsn };
     }

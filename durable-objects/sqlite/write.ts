@@ -280,13 +280,14 @@ function runDdl(
   record: RecordBudget,
 ): { entry: LogEntry; result: StatementResult } {
   const before = [...node.schema.objects()];
+  const tablesBefore = node.schema.tables();
   // ALTER TABLE refuses to drop or rename a column a trigger names: capture
   // triggers go first and come back after.
   if (upper(bound.statement.tokens[0]) === "ALTER") dropCaptureTriggers(node.sql, node.schema);
   node.sql.exec(bound.body, ...bound.params).toArray();
   node.schema.invalidate();
   const diff = diffSchema(before, node.schema.objects());
-  checkSchemaChange(diff, node.schema.tables());
+  checkSchemaChange(diff, node.schema.tables(), tablesBefore);
   syncCaptureTriggers(node.sql, node.schema);
   const changes = takeChanges(node.sql, record);
   let sql = bound.body;
