@@ -113,4 +113,26 @@ describe("saved results kept in the log", () => {
     });
     expect(seen).toEqual({ afterIndex: 301, pastA: 301, pastB: null });
   });
+
+  it("results of one chunk made seconds apart age each by its own time, within a second", async () => {
+    const seen = await inObject((store) => {
+      let end = 0;
+      for (let lsn = 1; lsn <= 50; lsn++) {
+        // One keyed record every 100 ms: 5 s in one chunk of records.
+        const result = { key: `k${lsn}`, requestHash: "h", lsn, response: "{}" };
+        const body = encodeBody({ entries: [], result });
+        end += bodyBytes(body);
+        store.appendLog({ lsn, term: 1, ts: lsn * 100, end }, body, bodyBytes(body), []);
+      }
+      indexLogResults(store, 0, 50);
+      // Pruning those made before 3.5 s: none younger goes (never early), and none
+      // made before 2.5 s stays (kept at most a second past its own age).
+      store.pruneResults(3_500, 50);
+      const left = Array.from({ length: 50 }, (_, i) => store.findResult(`k${i + 1}`) !== null);
+      return { first: left.indexOf(true) + 1, kept: left.filter(Boolean).length };
+    });
+    expect(seen.first).toBeGreaterThanOrEqual(25);
+    expect(seen.first).toBeLessThanOrEqual(35);
+    expect(seen.kept).toBe(50 - seen.first + 1);
+  });
 });
