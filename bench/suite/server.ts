@@ -55,16 +55,15 @@ function dropSourceMap(bundleDir: string): void {
   rmSync(`${worker}.map`, { force: true });
 }
 
-/**
- * `root`: the checkout to build (another build of the project, for side-by-side
- * runs); `persistTo`: a state directory that outlives the server (dev-server.ts);
- * `inspectorPort`: where the Worker's inspector listens (bench:profile).
- */
-export async function startBenchServer(
-  root = ".",
-  persistTo?: string,
-  inspectorPort = 0,
-): Promise<DevServer & { bundle: string }> {
+/** A bench build in a temporary directory: the bundle and a configuration serving it. */
+export interface BenchBundle {
+  dir: string;
+  config: string;
+  bundle: string;
+}
+
+/** Bundles `root`'s bench Worker once (wrangler's own build), with its development tokens. */
+export function bundleBench(root = "."): BenchBundle {
   const dir = mkdtempSync(join(tmpdir(), "dosql-bench-"));
   try {
     execFileSync(
@@ -87,17 +86,36 @@ export async function startBenchServer(
     // The development tokens are read from beside the configuration.
     const vars = join(root, ".dev.vars");
     if (existsSync(vars)) copyFileSync(vars, join(dir, ".dev.vars"));
-    const server = await startDevServer(config, BENCH_DEV_ENV, persistTo, inspectorPort);
+    return { dir, config, bundle: join(dir, "bundle", "worker.js") };
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * `root`: the checkout to build (another build of the project, for side-by-side
+ * runs); `persistTo`: a state directory that outlives the server (dev-server.ts);
+ * `inspectorPort`: where the Worker's inspector listens (bench:profile).
+ */
+export async function startBenchServer(
+  root = ".",
+  persistTo?: string,
+  inspectorPort = 0,
+): Promise<DevServer & { bundle: string }> {
+  const built = bundleBench(root);
+  try {
+    const server = await startDevServer(built.config, BENCH_DEV_ENV, persistTo, inspectorPort);
     return {
       ...server,
-      bundle: join(dir, "bundle", "worker.js"),
+      bundle: built.bundle,
       async stop() {
         await server.stop();
-        rmSync(dir, { recursive: true, force: true });
+        rmSync(built.dir, { recursive: true, force: true });
       },
     };
   } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(built.dir, { recursive: true, force: true });
     throw error;
   }
 }
