@@ -329,7 +329,11 @@ export class RelayLink {
     this.lastHeardAt = now;
     if (sentAt > this.answeredSentAt) this.answeredSentAt = sentAt;
     this.skipped += response.skipped;
-    if (generation === this.generation) {
+    // A reply to a call of an earlier stream (before a snapshot, a rewind, a
+    // gap) speaks of a state that is gone: a replica still diverged or
+    // rebuilding says so again on the next call.
+    const current = generation === this.generation;
+    if (current) {
       if (this.sentLsn === null) {
         this.sentLsn = response.appliedLsn;
       } else if (response.gap) {
@@ -339,7 +343,7 @@ export class RelayLink {
         this.forgetOutstanding();
       }
     }
-    if (response.rebuilding && !this.snapshotting) {
+    if (response.rebuilding && !this.snapshotting && current) {
       // A rebuild that never finished (the master restarted mid-snapshot): start over.
       this.host.requestSnapshot(this.id);
       return;
@@ -350,7 +354,7 @@ export class RelayLink {
       const delayMs = this.host.settings().ackDelayMs;
       this.heldAcks.expect(lastLsn, sentAt, now, delayMs, this.ackedLsn);
     }
-    if (response.diverged !== undefined && !this.snapshotting) {
+    if (response.diverged !== undefined && !this.snapshotting && current) {
       this.host.diverged(this.id, response.diverged);
       return;
     }

@@ -125,19 +125,33 @@ export class SnapshotSource {
     this.check(id);
     const shadow = this.plan?.tables[index]?.shadow;
     if (shadow == null) return { rows: [], last: after };
-    const rows: { pos: number; img: string }[] = [];
+    // Every statement is read to its end: one left open (a loop broken off)
+    // keeps SQLite from dropping any table on this node (SQLITE_LOCKED), the
+    // user's DROP TABLE included. So the sizes first (octet_length reads no
+    // image), then exactly the images that fit.
+    const sizes = this.node.sql
+      .exec<{ pos: number; n: number }>(
+        `SELECT pos, octet_length(img) AS n FROM ${quoteIdent(shadow)} WHERE pos > ? ORDER BY pos LIMIT 2000`,
+        after,
+      )
+      .toArray();
     let bytes = 0;
-    let last = after;
-    for (const row of this.node.sql.exec<{ pos: number; img: string }>(
-      `SELECT pos, img FROM ${quoteIdent(shadow)} WHERE pos > ? ORDER BY pos LIMIT 2000`,
-      after,
-    )) {
-      if (rows.length > 0 && bytes + row.img.length > maxBytes) break;
-      rows.push({ pos: row.pos, img: row.img });
-      bytes += row.img.length + 16;
-      last = row.pos;
+    let take = 0;
+    for (const { n } of sizes) {
+      if (take > 0 && bytes + n > maxBytes) break;
+      bytes += n + 16;
+      take++;
     }
-    return { rows, last };
+    if (take === 0) return { rows: [], last: after };
+    const rows = this.node.sql
+      .exec<{ pos: number; img: string }>(
+        `SELECT pos, img FROM ${quoteIdent(shadow)} WHERE pos > ? ORDER BY pos LIMIT ?`,
+        after,
+        take,
+      )
+      .toArray()
+      .map((row) => ({ pos: row.pos, img: row.img }));
+    return { rows, last: rows[rows.length - 1]?.pos ?? after };
   }
 
   /** Throws unless snapshot `id` is still the live one (abandon() may have dropped it). */

@@ -77,11 +77,21 @@ export function readExact(node: SqlNode, bound: BoundBody, budget: ResultBudget)
     `WITH ${guardCte(bound.guard)}, _repl_q(${names.join(", ")}) AS ` +
     `(SELECT * FROM (${bound.body}) LIMIT -1 OFFSET 0) SELECT ${cells} FROM _repl_q`;
   const rows: ApiValue[][] = [];
+  let refused: unknown = null;
+  // Read to its end even past the budget: a statement left open keeps SQLite
+  // from dropping any table on this node (SQLITE_LOCKED).
   for (const raw of node.sql.exec(wrapped, ...bound.params, null).raw()) {
-    const row = raw.map((cell) => toApiValue(decodeCell(String(cell))));
-    budget.take(rows.length, columns, row);
-    rows.push(row);
+    if (refused !== null) continue;
+    try {
+      const row = raw.map((cell) => toApiValue(decodeCell(String(cell))));
+      budget.take(rows.length, columns, row);
+      rows.push(row);
+    } catch (error) {
+      refused = error;
+      rows.length = 0;
+    }
   }
+  if (refused !== null) throw refused;
   return { columns, rows };
 }
 
