@@ -39,7 +39,7 @@ export class ResultBudget {
   private bytes = 0;
 
   constructor(
-    private readonly maxRows = MAX_QUERY_ROWS,
+    readonly maxRows = MAX_QUERY_ROWS,
     private readonly maxBytes = MAX_RESULT_BYTES,
   ) {}
 
@@ -75,11 +75,14 @@ export function readExact(node: SqlNode, bound: BoundBody, budget: ResultBudget)
   const cells = names.map((n) => `(${cellSql(n)})`).join(", ");
   const wrapped =
     `WITH ${guardCte(bound.guard)}, _repl_q(${names.join(", ")}) AS ` +
-    `(SELECT * FROM (${bound.body}) LIMIT -1 OFFSET 0) SELECT ${cells} FROM _repl_q`;
+    `(SELECT * FROM (${bound.body}) LIMIT -1 OFFSET 0) SELECT ${cells} FROM _repl_q` +
+    // One row past the limit tells the budget it is exceeded, and bounds what
+    // is read to the end (a recursive CTE may never end by itself).
+    ` LIMIT ${budget.maxRows + 1}`;
   const rows: ApiValue[][] = [];
   let refused: unknown = null;
-  // Read to its end even past the budget: a statement left open keeps SQLite
-  // from dropping any table on this node (SQLITE_LOCKED).
+  // Read to its end (at most the row limit) even past the budget: a statement
+  // left open keeps SQLite from dropping any table on this node (SQLITE_LOCKED).
   for (const raw of node.sql.exec(wrapped, ...bound.params, null).raw()) {
     if (refused !== null) continue;
     try {
