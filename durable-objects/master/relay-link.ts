@@ -14,6 +14,7 @@ import { HeldAcks } from "../../core/held-acks";
 import { LagTracker } from "../../core/lag";
 import type { AppendRequest, AppendResponse, LogRecord } from "../../core/protocol";
 import type { NodeStub } from "../node-rpc";
+import { CallGap } from "./call-gap";
 import { asAck, type RelayHost } from "./relay-host";
 
 const MIN_BACKOFF_MS = 20;
@@ -85,11 +86,11 @@ export class RelayLink {
   protected collecting = false;
   /** Heartbeats sent and not answered: at most one periodic one (heartbeatIfDue). */
   protected heartbeatsInFlight = 0;
-  /** Calls carrying records not answered yet, and when the newest of them went. */
-  protected batchesOut = 0;
-  protected lastBatchAt = 0;
-  /** Set while records wait for relay_call_gap_ms to pass since the newest batch call. */
-  private gapTimer: ReturnType<typeof setTimeout> | null = null;
+  /** relay_call_gap_ms: when a further batch call may go while one is out. */
+  private readonly gap = new CallGap(
+    () => this.host.callGapMs(),
+    () => this.pump(),
+  );
 
   constructor(
     readonly id: string,
@@ -132,7 +133,7 @@ export class RelayLink {
     // trickle out one commit per call instead of accumulating into batches.
     while (
       this.inFlight < calls &&
-      this.gapPassed(now) &&
+      this.gap.passed(now) &&
       this.awaitingAcks(now) < window &&
       this.lag.size < window * MAX_UNACKED_WINDOWS &&
       this.sentLsn < this.host.masterLsn()
@@ -145,26 +146,9 @@ export class RelayLink {
       if (records.length === 0) break;
       this.send(records);
     }
-    this.waitOutGap(now);
+    if (this.sentLsn !== null && this.sentLsn < this.host.masterLsn()) this.gap.waitOut(now);
     this.collectDueAcks(now);
     this.tellCommitPoint();
-  }
-
-  /** relay_call_gap_ms: whether another batch call may go while one is out. */
-  private gapPassed(now: number): boolean {
-    const gap = this.host.callGapMs();
-    return gap <= 0 || this.batchesOut === 0 || now - this.lastBatchAt >= gap;
-  }
-
-  /** Records held back only by the gap go when it has passed, whether or not anything commits. */
-  private waitOutGap(now: number): void {
-    if (this.gapTimer !== null || this.gapPassed(now)) return;
-    if (this.sentLsn === null || this.sentLsn >= this.host.masterLsn()) return;
-    const wait = this.host.callGapMs() - (now - this.lastBatchAt);
-    this.gapTimer = setTimeout(() => {
-      this.gapTimer = null;
-      this.pump();
-    }, wait);
   }
 
   /**
@@ -264,8 +248,7 @@ export class RelayLink {
     if (last !== undefined) {
       this.sentLsn = last.lsn;
       this.lag.sent(last.lsn, sentAt);
-      this.batchesOut++;
-      this.lastBatchAt = sentAt;
+      this.gap.sent(sentAt);
     }
     this.inFlight++;
     this.calls++;
@@ -295,7 +278,9 @@ export class RelayLink {
       (response) => {
         if (held) this.collecting = false;
         if (heartbeat) this.heartbeatsInFlight--;
-        if (last !== undefined) this.batchesOut--;
+        if (last !== undefined) this.gap.batchAnswered();
+        const answeredAt = this.host.now();
+        if (!held) this.gap.roundTrip(answeredAt - sentAt, answeredAt);
         if (response.staleTerm !== undefined) this.host.superseded(response.staleTerm);
         else if (response.refused === undefined) {
           this.onResponse(generation, response, last?.lsn ?? null, sentAt);
@@ -304,7 +289,7 @@ export class RelayLink {
       (error: unknown) => {
         if (held) this.collecting = false;
         if (heartbeat) this.heartbeatsInFlight--;
-        if (last !== undefined) this.batchesOut--;
+        if (last !== undefined) this.gap.batchAnswered();
         this.onError(generation, error);
       },
     );
