@@ -175,7 +175,7 @@ export const SPECS = {
     min: 0,
     max: 10_000,
     description:
-      "With more than one call in flight allowed: a further batch call goes out only once the newest one has been out this long (0: at once). Over a slow link calls then overlap, a batch every gap, instead of every record waiting for the call before; over a fast one a call comes back first and one call carries everything.",
+      "With more than one call in flight allowed: a further batch call goes out only once the newest one has been out this long and every round trip of the last second took as long (0: whenever calls in flight allow). Over a slow link calls then overlap, a batch every gap, instead of every record waiting for the call before; over a fast one the call out comes back first and carries everything.",
   },
   relay_batch_max_records: {
     type: "int",
