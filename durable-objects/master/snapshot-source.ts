@@ -138,7 +138,7 @@ export class SnapshotSource {
     let bytes = 0;
     let take = 0;
     for (const { n } of sizes) {
-      if (take > 0 && bytes + n > maxBytes) break;
+      if (take > 0 && bytes + n + 16 > maxBytes) break;
       bytes += n + 16;
       take++;
     }

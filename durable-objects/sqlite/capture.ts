@@ -13,7 +13,7 @@ import {
 } from "../../core/row-capture";
 import { isCapturedTable, type SchemaObject } from "../../core/schema-info";
 import { asciiLower, quoteIdent } from "../../core/sql-lexer";
-import { run } from "./run";
+import { eachRowToEnd, run } from "./run";
 import type { Schema } from "./schema";
 
 export function isCaptureTrigger(name: string): boolean {
@@ -148,18 +148,10 @@ function take(
   const rows: SqlStorageValue[][] = [];
   // Rows come from the cursor one at a time: past the budget none is kept, but
   // the cursor is still read to its end, or its transaction could not roll back.
-  let refused: unknown = null;
-  for (const row of cursor) {
-    if (refused !== null) continue;
-    try {
-      budget?.add(changeBytes(row));
-      rows.push(row);
-    } catch (error) {
-      refused = error;
-      rows.length = 0;
-    }
-  }
-  if (refused !== null) throw refused;
+  eachRowToEnd(cursor, (row) => {
+    budget?.add(changeBytes(row));
+    rows.push(row);
+  });
   const first = rows[0];
   if (first === undefined) return { changes: [], counts: null };
   // RETURNING promises no order: capture order is seq order.

@@ -17,6 +17,7 @@ import { ApiError } from "../../core/errors";
 import { type BoundBody, guardCte } from "../../core/sql-params";
 import { cellSql, decodeCell, decodeRow } from "../../core/sql-value";
 import { queryNames } from "./names";
+import { eachRowToEnd } from "./run";
 import type { SqlNode } from "./schema";
 
 /** Most rows one query, or one statement of an exec, returns; past it the client gets 413. */
@@ -80,21 +81,12 @@ export function readExact(node: SqlNode, bound: BoundBody, budget: ResultBudget)
     // is read to the end (a recursive CTE may never end by itself).
     ` LIMIT ${budget.maxRows + 1}`;
   const rows: ApiValue[][] = [];
-  let refused: unknown = null;
-  // Read to its end (at most the row limit) even past the budget: a statement
-  // left open keeps SQLite from dropping any table on this node (SQLITE_LOCKED).
-  for (const raw of node.sql.exec(wrapped, ...bound.params, null).raw()) {
-    if (refused !== null) continue;
-    try {
-      const row = raw.map((cell) => toApiValue(decodeCell(String(cell))));
-      budget.take(rows.length, columns, row);
-      rows.push(row);
-    } catch (error) {
-      refused = error;
-      rows.length = 0;
-    }
-  }
-  if (refused !== null) throw refused;
+  // Read to its end (at most the row limit) even past the budget (run.ts).
+  eachRowToEnd(node.sql.exec(wrapped, ...bound.params, null).raw(), (raw) => {
+    const row = raw.map((cell) => toApiValue(decodeCell(String(cell))));
+    budget.take(rows.length, columns, row);
+    rows.push(row);
+  });
   return { columns, rows };
 }
 
@@ -139,18 +131,11 @@ function readToEnd(
   toRow: (raw: SqlStorageValue[]) => ApiValue[],
 ): ExactRows {
   const rows: ApiValue[][] = [];
-  let refused: unknown = null;
-  for (const raw of cursor.raw()) {
-    if (refused !== null) continue;
-    try {
-      const row = toRow(raw);
-      budget.take(rows.length, columns, row);
-      rows.push(row);
-    } catch (error) {
-      refused = error;
-    }
-  }
-  if (refused !== null) throw refused;
+  eachRowToEnd(cursor.raw(), (raw) => {
+    const row = toRow(raw);
+    budget.take(rows.length, columns, row);
+    rows.push(row);
+  });
   return { columns, rows };
 }
 

@@ -52,6 +52,7 @@ import {
   readRuntime,
 } from "./read";
 import { planReturning, type ReturningPlan } from "./returning-plan";
+import { eachRowToEnd } from "./run";
 import type { SqlNode } from "./schema";
 
 export interface WriteOutcome {
@@ -320,12 +321,11 @@ export function tableRows(node: SqlNode, name: string, record?: RecordBudget): C
   const keySql = rowSql(keySqlColumns(table));
   const image = rowSql(imageSqlColumns(table));
   const out: Change[] = [];
-  for (const [nk, img] of node.sql
-    .exec(`SELECT ${keySql}, ${image} FROM ${quoteIdent(name)}`)
-    .raw()) {
+  const rows = node.sql.exec(`SELECT ${keySql}, ${image} FROM ${quoteIdent(name)}`).raw();
+  eachRowToEnd(rows, ([nk, img]) => {
     const change: Change = { t: name, op: "I", nk: String(nk), img: String(img) };
     record?.add(32 + change.t.length + (change.nk?.length ?? 0) + (change.img?.length ?? 0));
     out.push(change);
-  }
+  });
   return out;
 }
