@@ -41,6 +41,23 @@ interface ResultHead {
 
 const logKey = (lsn: number) => `l:${sortable(lsn)}`;
 
+/** Keys of saved results read per page of readResults. */
+const RESULTS_PER_PAGE = 512;
+
+/**
+ * A KV listing read whole. The listing is a SQLite statement: left unfinished
+ * (a loop broken off, a return from inside it) it stays open, and SQLite then
+ * drops no table on this node (SQLITE_LOCKED), a master's leftover snapshot
+ * shadows at its start included. So every listing is bounded by `limit` or
+ * its range, and read to its end.
+ */
+function listed<T>(
+  kv: SyncKvStorage,
+  options: Parameters<SyncKvStorage["list"]>[0],
+): [string, T][] {
+  return [...kv.list<T>(options)];
+}
+
 /** Where a definition changed: entry `entry` of record `lsn`. */
 export interface DefinitionChange {
   lsn: number;
@@ -79,13 +96,8 @@ export class NodeStore {
 
   /** The last LSN written: the newest record (truncation always keeps one), else the truncation point. */
   lastLsn(): number {
-    for (const [, head] of this.kv.list<{ meta: LogHead }>({
-      prefix: "l:",
-      reverse: true,
-      limit: 1,
-    })) {
-      return head.meta.lsn;
-    }
+    const [newest] = listed<{ meta: LogHead }>(this.kv, { prefix: "l:", reverse: true, limit: 1 });
+    if (newest !== undefined) return newest[1].meta.lsn;
     return Number(this.getMeta("truncated_through") ?? 0);
   }
 
@@ -134,7 +146,7 @@ export class NodeStore {
   readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
     const out: LogRecord[] = [];
     let bytes = 0;
-    for (const [key, head] of this.kv.list<{ meta: LogHead }>({
+    for (const [key, head] of listed<{ meta: LogHead }>(this.kv, {
       start: logKey(fromLsn),
       prefix: "l:",
       limit: maxRecords,
@@ -211,8 +223,7 @@ export class NodeStore {
 
   /** Whether a result is saved under any key that starts with `prefix` (the parts of an import batch). */
   hasResultUnder(prefix: string): boolean {
-    for (const _ of this.kv.list({ prefix: resultKey(prefix), limit: 1 })) return true;
-    return false;
+    return listed(this.kv, { prefix: resultKey(prefix), limit: 1 }).length > 0;
   }
 
   saveResult(result: SavedResult, createdAt: number): void {
@@ -251,9 +262,10 @@ export class NodeStore {
    */
   pruneResults(before: number, answeredThrough: number, limit = 5000): number {
     let pruned = 0;
-    for (const [key, entry] of this.kv.list<AgeEntry>({
+    for (const [key, entry] of listed<AgeEntry>(this.kv, {
       prefix: "ra:",
       end: `ra:${sortable(before)}`,
+      limit,
     })) {
       if (pruned >= limit) break;
       const lsn = typeof entry === "number" ? entry : entry.lsn;
@@ -285,7 +297,8 @@ export class NodeStore {
     let bytes = 0;
     let last = afterKey;
     const start = afterKey === null ? "r:" : `${resultKey(afterKey)}\0`;
-    for (const [key] of this.kv.list({ prefix: "r:", start })) {
+    const page = listed(this.kv, { prefix: "r:", start, limit: RESULTS_PER_PAGE });
+    for (const [key] of page) {
       if (bytes >= maxBytes) return { results, next: last };
       last = key.slice(2);
       const stored = getText<ResultHead>(this.kv, key);
@@ -294,7 +307,7 @@ export class NodeStore {
       results.push({ key: last, requestHash, lsn, response: stored.text, createdAt });
       bytes += stored.text.length + last.length;
     }
-    return { results, next: null };
+    return { results, next: page.length < RESULTS_PER_PAGE ? null : last };
   }
 
   /** Drops every saved result (a replica rebuilt from a snapshot takes the snapshot's). */
