@@ -270,7 +270,8 @@ describe("heartbeats and lag, 4 replicas", () => {
 
   it("a replica skipping a long run of records it has keeps acking and never goes incoherent", async () => {
     const c = await setup("skip", {
-      rep_timeout_ms: 300,
+      // Well above one call's time on a loaded 2-core machine (300 ms was not, once).
+      rep_timeout_ms: 600,
       relay_batch_max_records: 5,
       debug_apply_delay_ms: 15,
       debug_fault_injection: true,
