@@ -12,7 +12,7 @@ function partKey(key: string, i: number): string {
   return `~${key}#${i}`;
 }
 
-interface Head<M> {
+export interface Head<M> {
   meta: M;
   text?: string;
   parts?: number;
@@ -36,7 +36,15 @@ export function getMeta<M>(kv: SyncKvStorage, key: string): M | undefined {
 
 export function getText<M>(kv: SyncKvStorage, key: string): { meta: M; text: string } | undefined {
   const head = kv.get(key) as Head<M> | undefined;
-  if (head === undefined) return undefined;
+  return head === undefined ? undefined : textOf(kv, key, head);
+}
+
+/** The text under a head already read (a listing's value): its parts only are read. */
+export function textOf<M>(
+  kv: SyncKvStorage,
+  key: string,
+  head: Head<M>,
+): { meta: M; text: string } {
   if (head.text !== undefined) return { meta: head.meta, text: head.text };
   let text = "";
   for (let i = 0; i < (head.parts ?? 0); i++) text += String(kv.get(partKey(key, i)) ?? "");

@@ -16,7 +16,7 @@ import type { AgedResult, LogEntry, LogRecord, SavedResult } from "../core/proto
 import { asciiLower } from "../core/sql-lexer";
 import type { ReplicaState } from "../core/status";
 import { type Tunables, tunablesFromStored } from "../core/tunables";
-import { deleteText, getMeta, getText, putText, sortable } from "./kv-text";
+import { deleteText, getMeta, getText, type Head, putText, sortable, textOf } from "./kv-text";
 
 interface LogHead {
   lsn: number;
@@ -146,14 +146,14 @@ export class NodeStore {
   readLog(fromLsn: number, maxRecords: number, maxBytes: number): LogRecord[] {
     const out: LogRecord[] = [];
     let bytes = 0;
-    for (const [key, head] of listed<{ meta: LogHead }>(this.kv, {
+    for (const [key, head] of listed<Head<LogHead>>(this.kv, {
       start: logKey(fromLsn),
       prefix: "l:",
       limit: maxRecords,
     })) {
       if (out.length > 0 && bytes + head.meta.bytes > maxBytes) break;
-      const stored = getText<LogHead>(this.kv, key);
-      if (stored === undefined) break;
+      // The listing brought the head: only a long body's parts are read.
+      const stored = textOf(this.kv, key, head);
       bytes += head.meta.bytes;
       out.push(toRecord(stored.meta, decodeBody(stored.text)));
     }
@@ -297,12 +297,16 @@ export class NodeStore {
     let bytes = 0;
     let last = afterKey;
     const start = afterKey === null ? "r:" : `${resultKey(afterKey)}\0`;
-    const page = listed(this.kv, { prefix: "r:", start, limit: RESULTS_PER_PAGE });
-    for (const [key] of page) {
+    const page = listed<Head<ResultHead>>(this.kv, {
+      prefix: "r:",
+      start,
+      limit: RESULTS_PER_PAGE,
+    });
+    for (const [key, head] of page) {
       if (bytes >= maxBytes) return { results, next: last };
       last = key.slice(2);
-      const stored = getText<ResultHead>(this.kv, key);
-      if (stored === undefined || stored.meta.lsn > throughLsn) continue;
+      if (head.meta.lsn > throughLsn) continue;
+      const stored = textOf(this.kv, key, head);
       const { requestHash, lsn, createdAt } = stored.meta;
       results.push({ key: last, requestHash, lsn, response: stored.text, createdAt });
       bytes += stored.text.length + last.length;
