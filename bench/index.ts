@@ -4,7 +4,7 @@
  *
  *   npm run bench                 quick pass: 1 repeat, fewer points (a few minutes)
  *   npm run bench -- --full       every point, 3 repeats of 4 s after 1 s of warm-up
- *   options: --only 1,3,6  --drivers http,in-runtime  --seconds N  --warmup N  --repeats N
+ *   options: --only 1,3,L,6  --drivers http,in-runtime  --seconds N  --warmup N  --repeats N
  *            --no-docs (do not rewrite docs/benchmarks.md)  --strict (exit 1 if a target fails)
  *
  * Prints one line per point while it runs, a table per experiment, the target
@@ -28,6 +28,7 @@ import * as catchup from "./suite/experiments/catchup.ts";
 import * as cap from "./suite/experiments/cap.ts";
 import * as crash from "./suite/experiments/crash.ts";
 import * as lateAcks from "./suite/experiments/late-acks.ts";
+import * as latency from "./suite/experiments/latency.ts";
 import * as offOn from "./suite/experiments/off-on.ts";
 import * as writers from "./suite/experiments/writers.ts";
 import type { DriverName } from "./suite/load.ts";
@@ -40,6 +41,7 @@ const EXPERIMENTS: { id: string; run: (ctx: Context) => Promise<ExperimentReport
   { id: "1", run: offOn.run },
   { id: "2", run: writers.run },
   { id: "3", run: lateAcks.run },
+  { id: "L", run: latency.run },
   { id: "5", run: cap.run },
   { id: "6", run: crash.run },
   { id: "7", run: catchup.run },

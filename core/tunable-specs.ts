@@ -155,7 +155,7 @@ export const SPECS = {
   },
   relay_window: {
     type: "int",
-    default: 8,
+    default: 32,
     min: 1,
     max: 64,
     description:

@@ -45,7 +45,7 @@ describe("defaultTunables", () => {
       durable_lsns: true,
       commit_timeout_ms: 30_000,
       idempotency_retention_ms: 86_400_000,
-      relay_window: 8,
+      relay_window: 32,
       relay_calls_in_flight: 1,
       relay_call_gap_ms: 0,
       relay_batch_max_records: 512,

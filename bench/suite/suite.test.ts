@@ -7,7 +7,14 @@ import { BEGIN, END, renderGenerated, spliceGenerated } from "./doc.ts";
 import { report as capReport } from "./experiments/cap.ts";
 import { plan as catchupPlan, report as catchupReport } from "./experiments/catchup.ts";
 import { type CrashRun, plan as crashPlan, report as crashReport } from "./experiments/crash.ts";
-import { report as lateAcksReport } from "./experiments/late-acks.ts";
+import {
+  A_TARGET,
+  B_TARGET,
+  report as lateAcksReport,
+  TARGET_DELAY_MS,
+  WIDE_CLIENTS,
+} from "./experiments/late-acks.ts";
+import { latencyKey, report as latencyReport } from "./experiments/latency.ts";
 import { key as offOnKey, report as offOnReport } from "./experiments/off-on.ts";
 import { report as writersReport } from "./experiments/writers.ts";
 import type { Sample } from "./measure.ts";
@@ -127,7 +134,7 @@ describe("the generated doc section", () => {
 describe("experiment 1's report", () => {
   const samples = new Map<string, Sample[]>();
   for (const clients of [16, 64, 256]) {
-    samples.set(offOnKey("in-runtime", 0, clients, true), [sample(1000)]);
+    samples.set(offOnKey("in-runtime", 0, clients, true), [sample(800)]);
     for (const replicas of [4, 7]) {
       samples.set(offOnKey("in-runtime", replicas, clients, true), [
         sample(450),
@@ -142,13 +149,72 @@ describe("experiment 1's report", () => {
   it("checks the no-delay target against the same run's 0-replica baseline", () => {
     const target = report.targets[0];
     assert.equal(target?.pass, true);
-    assert.match(target?.measured ?? "", /on 500, off 100 \(5\.00x\), 0 replicas 1,000 \(50%\)/);
+    assert.match(
+      target?.measured ?? "",
+      /on 500, off 100 \(5\.00x\), 0 replicas 800 \(63%\); effective ack delay/,
+    );
   });
 
-  it("fails the target when on is under 40% of the baseline", () => {
+  it("fails the target when on is under 60% of the baseline", () => {
     samples.set(offOnKey("in-runtime", 0, 64, true), [sample(2000)]);
     const again = offOnReport(samples, ["in-runtime"], false, "1 run");
     assert.equal(again.targets[0]?.pass, false);
+  });
+});
+
+function withP50(p50Ms: number, ackHeldMs: number): Sample {
+  return { ...sample(100), p50Ms, ackHeldMs };
+}
+
+describe("the seed's headline targets", () => {
+  const lateKey = (delay: number, on: boolean) => `in-runtime|late|d${delay}|${on ? "on" : "off"}`;
+  const wideKey = (delay: number) => `in-runtime|wide|d${delay}`;
+  const build = (on: number, off: number, wideDelay: number, wideNone: number) => {
+    const samples = new Map<string, Sample[]>();
+    for (const delay of [1, 5, 20, TARGET_DELAY_MS]) {
+      samples.set(lateKey(delay, true), [{ ...sample(on), ackHeldMs: 104 }]);
+      samples.set(lateKey(delay, false), [{ ...sample(off), ackHeldMs: 103 }]);
+    }
+    samples.set(wideKey(TARGET_DELAY_MS), [{ ...sample(wideDelay), ackHeldMs: 110 }]);
+    samples.set(wideKey(0), [sample(wideNone)]);
+    return lateAcksReport(samples, ["in-runtime"], true, "r").targets;
+  };
+
+  it("passes A at 95% of the 8x bound and B at 90%, each with its effective delay", () => {
+    const [a, b] = build(A_TARGET * 60, 60, B_TARGET * 1000, 1000);
+    assert.equal(a?.pass, true);
+    assert.match(a?.measured ?? "", /7\.60x; effective ack delay on 104 ms \/ off 103 ms/);
+    assert.equal(b?.pass, true);
+    assert.match(b?.target ?? "", new RegExp(`${WIDE_CLIENTS} clients: on >= 90%`));
+    assert.match(b?.measured ?? "", /effective ack delay 110 ms/);
+  });
+
+  it("fails A just under 7.6x and B just under 90%", () => {
+    const [a, b] = build(455, 60, 899, 1000);
+    assert.equal(a?.pass, false);
+    assert.equal(b?.pass, false);
+  });
+});
+
+describe("the latency targets", () => {
+  it("allow D + 5 ms at 1 and 8 clients and D + 15% at 64, against the p50", () => {
+    const samples = new Map<string, Sample[]>();
+    samples.set(latencyKey(1, 20), [withP50(25, 20.5)]);
+    samples.set(latencyKey(8, 20), [withP50(25.1, 21)]);
+    samples.set(latencyKey(64, 100), [withP50(115, 101)]);
+    samples.set(latencyKey(64, 20), [withP50(23.1, 20)]);
+    const targets = latencyReport(samples, "r").targets;
+    const find = (clients: number, delay: number) =>
+      targets.find((t) =>
+        t.target.startsWith(`ack delay ${delay} ms, ${clients} client${clients === 1 ? "" : "s"},`),
+      );
+    assert.equal(find(1, 20)?.pass, true);
+    assert.equal(find(8, 20)?.pass, false);
+    assert.equal(find(64, 100)?.pass, true);
+    assert.equal(find(64, 20)?.pass, false);
+    assert.match(find(1, 20)?.measured ?? "", /D \+ 5\.0 ms\); effective ack delay 21 ms/);
+    // A point that did not run fails.
+    assert.equal(find(1, 5)?.pass, false);
   });
 });
 
@@ -182,6 +248,7 @@ describe("every experiment's tables", () => {
     offOnReport(none, ["in-runtime", "http"], true, "r"),
     writersReport(none, ["in-runtime", "http"], true, "r"),
     lateAcksReport(none, ["in-runtime", "http"], true, "r"),
+    latencyReport(none, "r"),
     capReport(none, ["in-runtime", "http"], true, "r"),
     crashReport([crashRun], crashPlan(false), ["http"]),
     catchupReport([], catchupPlan(false), 4_000_000),

@@ -27,6 +27,17 @@ export class DeferredAcks {
     private readonly silenced: () => boolean,
   ) {}
 
+  /**
+   * How long a message fetching the earliest held ack should wait here: until
+   * that ack is due by this replica's clock (it was held from its apply), or
+   * `askedMs` when none is held. The master counts from its reply instead,
+   * a transit later, and an ack fetched that way came back that much late.
+   */
+  holdFor(askedMs: number): number {
+    if (this.ready !== null) return 0;
+    return this.delays.msUntilFirstDue() ?? askedMs;
+  }
+
   /** Runs what fell due (a timer set by a call that has ended may not have fired). */
   drain(): void {
     this.delays.drain();

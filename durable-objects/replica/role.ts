@@ -108,7 +108,8 @@ export class ReplicaRole {
     // A fetch for a held ack waits here until the ack is due: a timer inside a
     // live call fires when due, one set by a call that has ended may not.
     if (request.holdMs !== undefined && request.holdMs > 0) {
-      await sleep(Math.min(request.holdMs, MAX_HOLD_MS));
+      const holdMs = this.acks.holdFor(request.holdMs);
+      if (holdMs > 0) await sleep(Math.min(holdMs, MAX_HOLD_MS));
     }
     this.acks.drain();
     if (this.fault.stopped) return this.refusal(request);
