@@ -12,7 +12,8 @@
  * --values 1/0,4/3` sets each value's parts in that order. `--delay link`
  * puts a point's delay on the link (debug_link_delay_ms) instead of the acks.
  *
- * Prints one line per run and, per point and value, the median inserts/s and p99.
+ * Prints one line per run (with the relays' calls per acked insert) and, per
+ * point and value, the median inserts/s and p99.
  */
 import { parseArgs } from "node:util";
 import { ClusterClient, sleep } from "./suite/cluster.ts";
@@ -62,6 +63,18 @@ const repeats = Number(values.repeats);
 const seconds = Number(values.seconds);
 const warmupSeconds = Number(values.warmup);
 
+/** The relays' calls (batches, heartbeats, held-ack fetches) and the replicas' own ack calls. */
+async function relayCalls(cluster: ClusterClient): Promise<{ calls: number; ackCalls: number }> {
+  const replicas = (await cluster.status()).replicas as unknown as {
+    calls: number;
+    ackCalls: number;
+  }[];
+  return {
+    calls: replicas.reduce((sum, r) => sum + r.calls, 0),
+    ackCalls: replicas.reduce((sum, r) => sum + r.ackCalls, 0),
+  };
+}
+
 const server = await startBenchServer();
 try {
   const cluster = new ClusterClient(server.url, `sweep-${Date.now().toString(36)}`);
@@ -79,6 +92,7 @@ try {
         });
         // Calls already out under the old setting come back first.
         await sleep(Math.max(0, 3 * delay));
+        const callsBefore = await relayCalls(cluster);
         const r = await runInRuntimeLoad({
           url: server.url,
           cluster: cluster.name,
@@ -89,8 +103,12 @@ try {
         });
         if (r.errors > 0) throw new Error(`${r.errors} errors: ${r.firstError}`);
         const key = `${clients} clients, ${values.delay} delay ${delay} ms, ${tunable} ${setting.label}`;
+        const callsAfter = await relayCalls(cluster);
+        // Calls per acked insert over the whole run, warm-up included, all replicas together.
+        const acked = (r.perSecond ?? []).reduce((a, b) => a + b, 0);
+        const perInsert = (n: number) => (acked === 0 ? "–" : (n / acked).toFixed(2));
         process.stdout.write(
-          `${key}: ${r.insertsPerSecond} inserts/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms\n`,
+          `${key}: ${r.insertsPerSecond} inserts/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms; per insert: ${perInsert(callsAfter.calls - callsBefore.calls)} relay calls, ${perInsert(callsAfter.ackCalls - callsBefore.ackCalls)} ack calls\n`,
         );
         const entry = results.get(key) ?? { ips: [], p50: [], p99: [] };
         entry.ips.push(r.insertsPerSecond);

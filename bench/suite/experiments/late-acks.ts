@@ -140,7 +140,9 @@ export function report(
         targets.push({
           target: `A: ack delay ${TARGET_DELAY_MS} ms, 64 clients, 4 replicas: on / off >= ${A_TARGET}x (95% of the 8x bound)`,
           driver,
-          measured: `on ${int(on)}, off ${int(off)}: ${times(r)}; effective ack delay on ${ms(held(onK))} / off ${ms(held(offK))}`,
+          // The bound assumes off's slots turn over once per ack round trip; the
+          // share says how far off fell short of that, which lifts the ratio.
+          measured: `on ${int(on)}, off ${int(off)}: ${times(r)}; effective ack delay on ${ms(held(onK))} / off ${ms(held(offK))}; off at ${percent(ratio(off, bound))} of its 8 slots / ack RTT (${int(bound)}/s)`,
           pass: r >= A_TARGET,
         });
       }
