@@ -24,6 +24,8 @@ export interface RunRequest {
   warmupSeconds: number;
   /** Distinguishes the tables of successive runs on one cluster. */
   tag: string;
+  /** Each insert also writes a text of this many bytes (0 or absent: the bare integer). */
+  rowBytes?: number;
 }
 
 /** A run during which the driver itself crashes the master (seed experiment 6). */
@@ -250,7 +252,14 @@ export class BenchDriver extends DurableObject<Env> {
     await this.locate(request.cluster);
     this.stopRequested = false;
     const tables = Array.from({ length: request.clients }, (_, i) => `b_${request.tag}_${i}`);
-    await this.forEachTable(request.cluster, tables, createTable);
+    const rowBytes = request.rowBytes ?? 0;
+    await this.forEachTable(
+      request.cluster,
+      tables,
+      rowBytes > 0
+        ? (t) => `CREATE TABLE ${t} (id INTEGER PRIMARY KEY, v INTEGER, body TEXT)`
+        : createTable,
+    );
     const latencies: number[] = [];
     const errors: string[] = [];
     const startedAt = Date.now();
@@ -263,9 +272,16 @@ export class BenchDriver extends DurableObject<Env> {
       // shared stub queue behind each other and starve every other caller.
       const master = this.master(request.cluster);
       for (let n = 0; Date.now() < until && !this.stopRequested; n++) {
-        const statements = [
-          { sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [BigInt(n)] },
-        ];
+        const statements =
+          rowBytes > 0
+            ? [
+                {
+                  sql: `INSERT INTO "${table}" ("v", "body") VALUES (?, ?)`,
+                  // Each row's text differs, as a client's would.
+                  params: [BigInt(n), `${n}:`.padEnd(rowBytes, "x")],
+                },
+              ]
+            : [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [BigInt(n)] }];
         const key = `${table}-${n}`;
         const requestHash = await sha256Hex(
           `rows\n${table}\n${JSON.stringify(statements, (_, v) => (typeof v === "bigint" ? String(v) : v))}`,

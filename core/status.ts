@@ -97,6 +97,8 @@ export interface ClusterStatus {
     replayed: number;
     logRows: number;
     logBytes: number;
+    /** The master's SQLite file in bytes: user tables, the log and every internal table. */
+    databaseBytes: number;
     /** Log records through this LSN are truncated. */
     truncatedThrough: number;
     /** Every LSN at or below it is on every node that may serve a strong read. */

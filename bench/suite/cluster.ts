@@ -18,6 +18,7 @@ export interface Status {
     epoch: number;
     logRows: number;
     logBytes: number;
+    databaseBytes: number;
     truncatedThrough: number;
     waiter: {
       inlineWaits: { off: number; queueFull: number; notPlain: number };

@@ -61,12 +61,17 @@ export function renderGenerated(
   ].join("\n\n");
 }
 
-/** Replaces the generated block of `doc`, or appends one if it has none. */
-export function spliceGenerated(doc: string, generated: string): string {
-  const start = doc.indexOf(BEGIN);
-  const end = doc.indexOf(END);
+/** Replaces the generated block of `doc` (between `begin` and `endMarker`), or appends one if it has none. */
+export function spliceGenerated(
+  doc: string,
+  generated: string,
+  begin = BEGIN,
+  endMarker = END,
+): string {
+  const start = doc.indexOf(begin);
+  const end = doc.indexOf(endMarker);
   if (start < 0 || end < start) return `${doc.trimEnd()}\n\n${generated}\n`;
-  return `${doc.slice(0, start)}${generated}${doc.slice(end + END.length)}`;
+  return `${doc.slice(0, start)}${generated}${doc.slice(end + endMarker.length)}`;
 }
 
 /** The console form of an experiment: the same tables, plain. */

@@ -18,6 +18,8 @@ export interface LoadRequest {
   tag: string;
   /** Data token for the HTTP driver (default: the development token). */
   token?: string;
+  /** In-runtime driver: each insert also writes a text of this many bytes. */
+  rowBytes?: number;
 }
 
 /** One run's summary (bench/stats.ts builds it for both drivers). */

@@ -68,3 +68,44 @@ export async function groupCpuShare(
   }
   return { total, byCommand };
 }
+
+const PAGE_BYTES = 4096;
+
+/** Resident bytes of every live workerd process of group `pgrp` (/proc/PID/statm). */
+export function workerdRssBytes(pgrp: number): number {
+  let total = 0;
+  for (const p of readStats()) {
+    if (p.pgrp !== pgrp || p.command !== "workerd") continue;
+    try {
+      const resident = Number(readFileSync(`/proc/${p.pid}/statm`, "utf8").split(" ")[1]);
+      total += resident * PAGE_BYTES;
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/**
+ * The peak of workerd's resident memory while `work` runs, sampled every
+ * `everyMs`. Locally one workerd holds every object of every cluster and the
+ * in-runtime driver: this is the whole runtime's memory, not one object's.
+ */
+export async function peakRss<T>(
+  pgrp: number,
+  work: () => Promise<T>,
+  everyMs = 200,
+): Promise<{ result: T; startBytes: number; peakBytes: number }> {
+  const startBytes = workerdRssBytes(pgrp);
+  let peakBytes = startBytes;
+  const timer = setInterval(() => {
+    peakBytes = Math.max(peakBytes, workerdRssBytes(pgrp));
+  }, everyMs);
+  try {
+    const result = await work();
+    peakBytes = Math.max(peakBytes, workerdRssBytes(pgrp));
+    return { result, startBytes, peakBytes };
+  } finally {
+    clearInterval(timer);
+  }
+}

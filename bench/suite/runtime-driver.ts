@@ -14,6 +14,7 @@ export async function runInRuntimeLoad(request: LoadRequest): Promise<LoadResult
       seconds: request.seconds,
       warmupSeconds: request.warmupSeconds,
       tag: request.tag,
+      ...(request.rowBytes === undefined ? {} : { rowBytes: request.rowBytes }),
     }),
   });
   const text = await response.text();

@@ -68,6 +68,8 @@ export class MasterAdmin {
         replayed: this.core.counters.replayed,
         logRows: log.rows,
         logBytes: log.bytes,
+        // The master's whole SQLite file: user tables, the log and every internal table.
+        databaseBytes: this.core.ctx.storage.sql.databaseSize,
         truncatedThrough: this.core.truncatedThrough,
         ...this.core.strongReads.status(),
         idle: this.core.idle.status(now),
