@@ -345,7 +345,7 @@ async function recoveryPart(): Promise<void> {
         "time",
         "rate",
         "how",
-        "workerd peak RSS",
+        "workerd RSS: start → peak",
       ],
       rows,
     }),

@@ -178,11 +178,12 @@ const bNoDelay = pick("B", true, 0);
 const cOn = pick("C", true, 0);
 const cOff = pick("C", false, 0);
 
+// The targets of `npm run bench` (late-acks.ts, off-on.ts), which checks them with PASS lines.
 const lines = [
   "| experiment | on inserts/s | off / baseline inserts/s | ratio | target | effective ack (on / off) | p50 on / off ms |",
   "| --- | --- | --- | --- | --- | --- | --- |",
-  `| A: ack delay ${delay} ms, 64 clients, on vs off | ${med(aOn, "insertsPerSecond")} | ${med(aOff, "insertsPerSecond")} | ${ratio(med(aOn, "insertsPerSecond"), med(aOff, "insertsPerSecond"))}x | >= 6x | ${med(aOn, "effectiveAckMs")} / ${med(aOff, "effectiveAckMs")} ms | ${med(aOn, "p50Ms")} / ${med(aOff, "p50Ms")} |`,
-  `| B: 256 clients, on, ack delay ${delay} ms vs none | ${med(bDelay, "insertsPerSecond")} | ${med(bNoDelay, "insertsPerSecond")} | ${Math.round(ratio(med(bDelay, "insertsPerSecond"), med(bNoDelay, "insertsPerSecond")) * 100)}% | >= 70% | ${med(bDelay, "effectiveAckMs")} / ${med(bNoDelay, "effectiveAckMs")} ms | ${med(bDelay, "p50Ms")} / ${med(bNoDelay, "p50Ms")} |`,
+  `| A: ack delay ${delay} ms, 64 clients, on vs off | ${med(aOn, "insertsPerSecond")} | ${med(aOff, "insertsPerSecond")} | ${ratio(med(aOn, "insertsPerSecond"), med(aOff, "insertsPerSecond"))}x | >= 7.6x | ${med(aOn, "effectiveAckMs")} / ${med(aOff, "effectiveAckMs")} ms | ${med(aOn, "p50Ms")} / ${med(aOff, "p50Ms")} |`,
+  `| B: 256 clients, on, ack delay ${delay} ms vs none | ${med(bDelay, "insertsPerSecond")} | ${med(bNoDelay, "insertsPerSecond")} | ${Math.round(ratio(med(bDelay, "insertsPerSecond"), med(bNoDelay, "insertsPerSecond")) * 100)}% | >= 90% | ${med(bDelay, "effectiveAckMs")} / ${med(bNoDelay, "effectiveAckMs")} ms | ${med(bDelay, "p50Ms")} / ${med(bNoDelay, "p50Ms")} |`,
   `| C: no delay, 64 clients, on vs off | ${med(cOn, "insertsPerSecond")} | ${med(cOff, "insertsPerSecond")} | ${ratio(med(cOn, "insertsPerSecond"), med(cOff, "insertsPerSecond"))}x | >= 1.3x | ${med(cOn, "effectiveAckMs")} / ${med(cOff, "effectiveAckMs")} ms | ${med(cOn, "p50Ms")} / ${med(cOff, "p50Ms")} |`,
 ];
 console.log(
