@@ -12,6 +12,7 @@ import { type ExecResponse, isMasterCrash } from "../core/protocol";
 import { FIRST_MASTER } from "../core/members";
 import { masterRecord, memberStub } from "../workers/cluster";
 import { CostProbe } from "./cost-probe";
+import { TABLES_PER_REQUEST } from "./setup-batch";
 import type { CostRequest } from "./cost-types";
 import { ReadLoad } from "./read-load";
 import type { ReadRunRequest, ReadRunResult } from "./read-types";
@@ -60,8 +61,6 @@ const MAX_ATTEMPTS = 40;
 
 export type RunResult = LoadSummary<"in-runtime">;
 
-const TABLES_PER_REQUEST = 64;
-
 const createTable = (table: string) => `CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v INTEGER)`;
 
 async function sha256Hex(text: string): Promise<string> {
@@ -83,15 +82,13 @@ export class BenchDriver extends DurableObject<Env> {
     return memberStub(this.env, cluster, this.masters.get(cluster) ?? FIRST_MASTER);
   }
 
-  /** One DDL statement per table, 500 to a transaction, so set-up does not eat the run. */
+  /** One DDL statement per table, TABLES_PER_REQUEST to a transaction. */
   private async forEachTable(
     cluster: string,
     tables: string[],
     statement: (table: string) => string,
   ): Promise<void> {
     await this.locate(cluster);
-    // In requests of 64: every CREATE TABLE costs each node a look at the whole
-    // schema (its capture triggers), so one request of 256 took seconds to apply.
     for (let i = 0; i < tables.length; i += TABLES_PER_REQUEST) {
       const done = (await this.master(cluster).exec({
         cluster,

@@ -35,7 +35,7 @@ import {
   waitRecovered,
 } from "./suite/scale.ts";
 import { startBenchServer } from "./suite/server.ts";
-import { int, ms, renderCaptioned, seconds as secs, type Table } from "./suite/table.ts";
+import { int, ms, renderCaptioned, seconds as secs } from "./suite/table.ts";
 
 const ALL_PARTS = ["replicas", "rows", "dbsize", "recovery"];
 const REPLICA_COUNTS = [0, 1, 2, 4, 7];

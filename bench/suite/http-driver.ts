@@ -7,6 +7,7 @@ import { ClusterError, DosqliteClient } from "../../client/index.ts";
 import { summarizeLoad } from "../stats.ts";
 import { DATA_TOKEN } from "./cluster.ts";
 import type { LoadRequest, LoadResult } from "./load.ts";
+import { TABLES_PER_REQUEST } from "../setup-batch.ts";
 
 /** The typed client on one cluster's data plane, with the development token unless told. */
 export function dataClient(url: string, cluster: string, token = DATA_TOKEN): DosqliteClient {
@@ -27,10 +28,10 @@ async function forEachTable(
   tables: string[],
   statement: (table: string) => string,
 ): Promise<void> {
-  // In requests of 64: each CREATE or DROP TABLE costs every node a look at the
-  // whole schema (its capture triggers), so one request of 256 took seconds to apply.
-  for (let i = 0; i < tables.length; i += 64) {
-    await client.exec(tables.slice(i, i + 64).map((table) => ({ sql: statement(table) })));
+  for (let i = 0; i < tables.length; i += TABLES_PER_REQUEST) {
+    await client.exec(
+      tables.slice(i, i + TABLES_PER_REQUEST).map((table) => ({ sql: statement(table) })),
+    );
   }
 }
 
