@@ -288,6 +288,11 @@ export interface SnapshotReply {
 export interface AckRequest {
   cluster: string;
   replicaId: string;
+  /**
+   * The term of the message whose apply this acks: a master takes acks of its
+   * own term only (an ack held across a promotion speaks of an older log).
+   */
+  term: number;
   appliedLsn: number;
   echoSentAt: number;
   ackDelayedMs: number;

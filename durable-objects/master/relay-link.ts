@@ -333,8 +333,14 @@ export class RelayLink {
       this.host.requestSnapshot(this.id);
       return;
     }
-    if (!response.ackDeferred) this.takeAck(response, carried, now);
-    if (response.dueAck !== undefined) this.takeAck(asAck(response.dueAck), true, now);
+    // A diverged or rebuilding replica's applied LSN is of a log the master does
+    // not hold (an old master's tail at LSNs this term writes again): no ack.
+    const unsound = response.diverged !== undefined || response.rebuilding === true;
+    if (!response.ackDeferred && !unsound) this.takeAck(response, carried, now);
+    // A held ack of another term's message speaks of another log: not taken.
+    if (!unsound && response.dueAck !== undefined && response.dueAck.term === this.host.term()) {
+      this.takeAck(asAck(response.dueAck), true, now);
+    }
     if (response.ackDeferred && generation === this.generation) {
       const delayMs = this.host.settings().ackDelayMs;
       this.heldAcks.expect(lastLsn, sentAt, now, delayMs, this.ackedLsn);

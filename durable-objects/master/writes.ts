@@ -319,6 +319,8 @@ export class MasterWrites {
   /** A replica's deferred ack (debug_ack_delay_ms). */
   async ack(request: AckRequest): Promise<void> {
     this.core.ensureCluster(request.cluster);
+    // Held across a change of master, an ack may count LSNs of an older log.
+    if (request.term !== this.core.term) return;
     this.core.replicas.get(request.replicaId)?.relay.receiveAck(asAck(request));
   }
 

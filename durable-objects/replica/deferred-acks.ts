@@ -20,6 +20,10 @@ export class DeferredAcks {
   private readySince = 0;
   private sentLsn = 0;
   private master: NodeStub | null = null;
+  /** Acks queued and not yet due: when each falls due, and the LSN it would ack. */
+  private readonly pending: { due: number; lsn: number }[] = [];
+  /** Raised by forget(): items queued before it give no ack. */
+  private epoch = 0;
 
   constructor(
     /** The stub of the master that sent the latest message. */
@@ -34,8 +38,27 @@ export class DeferredAcks {
    * a transit later, and an ack fetched that way came back that much late.
    */
   holdFor(askedMs: number): number {
-    if (this.ready !== null) return 0;
-    return this.delays.msUntilFirstDue() ?? askedMs;
+    if (this.ready !== null && this.ready.appliedLsn > this.sentLsn) return 0;
+    // Every message queues an item, heartbeats and fetches too, and most of
+    // them can give no ack (their LSN went already): only the earliest that
+    // can counts, or each fetch would wake at a leftover and come back empty.
+    const floor = Math.max(this.sentLsn, this.ready?.appliedLsn ?? 0);
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const item of this.pending) {
+      if (item.lsn > floor && item.due < earliest) earliest = item.due;
+    }
+    return Number.isFinite(earliest) ? Math.max(0, earliest - performance.now()) : askedMs;
+  }
+
+  /**
+   * Acks held from before a new term or a snapshot install speak of a log that
+   * may be gone (an old master's tail at LSNs the new one writes again): they
+   * are dropped, and the next message's ack says where the replica is now.
+   */
+  forget(): void {
+    this.epoch++;
+    this.ready = null;
+    this.pending.length = 0;
   }
 
   /** Runs what fell due (a timer set by a call that has ended may not have fired). */
@@ -51,14 +74,25 @@ export class DeferredAcks {
   /** The replica's applied LSN went back to `lsn` (a snapshot installed). */
   rewound(lsn: number): void {
     this.sentLsn = Math.min(this.sentLsn, lsn);
+    this.forget();
   }
 
   defer(request: AppendRequest, appliedLsn: number): void {
+    const epoch = this.epoch;
+    const item = {
+      due: performance.now() + Math.max(0, request.settings.ackDelayMs),
+      lsn: appliedLsn,
+    };
+    this.pending.push(item);
     this.delays.add(request.settings.ackDelayMs, (held) => {
+      const at = this.pending.indexOf(item);
+      if (at >= 0) this.pending.splice(at, 1);
+      if (epoch !== this.epoch) return;
       if (appliedLsn <= (this.ready?.appliedLsn ?? this.sentLsn)) return;
       this.ready = {
         cluster: request.cluster,
         replicaId: request.replicaId,
+        term: request.term,
         appliedLsn,
         echoSentAt: request.sentAt,
         ackDelayedMs: held,

@@ -186,6 +186,7 @@ export class ReplicaRole {
   private adoptTerm(term: number, verdict: TermVerdict): void {
     this.terms.adopt(term);
     this.strongReads.dropLease();
+    this.acks.forget();
     if (verdict.kind === "diverged-tail" && this.diverged === null) {
       this.diverged = { lsn: this.appliedLsn, detail: verdict.detail };
       this.ctx.storage.kv.put("m:diverged", this.diverged);
