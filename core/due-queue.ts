@@ -28,12 +28,6 @@ export class DueQueue {
     return this.items.length;
   }
 
-  /** Milliseconds until the earliest item falls due (0 if it is due), or undefined when empty. */
-  msUntilFirstDue(): number | undefined {
-    const first = this.items[0];
-    return first === undefined ? undefined : Math.max(0, first.due - this.now());
-  }
-
   /** Calls `release` with how long the item really waited, once `ms` have passed. */
   add(ms: number, release: (waited: number) => void): void {
     const queuedAt = this.now();
