@@ -59,7 +59,11 @@ export interface CrashRunResult {
 const UNKNOWN_OUTCOME = new Set(["UNAVAILABLE", "COMMIT_TIMEOUT", "NOT_DURABLE"]);
 const MAX_ATTEMPTS = 40;
 
-export type RunResult = LoadSummary<"in-runtime">;
+export type RunResult = LoadSummary<"in-runtime"> & {
+  /** Wall-clock ms of the measured window: after the warm-up, until the last insert returned. */
+  measuredFrom: number;
+  measuredTo: number;
+};
 
 const createTable = (table: string) => `CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v INTEGER)`;
 
@@ -213,7 +217,7 @@ export class BenchDriver extends DurableObject<Env> {
   private probe: CostProbe | null = null;
 
   /** bench/cost-probe.ts: an operation run `n` times on this object's own SQLite. */
-  costs(request: CostRequest): number {
+  costs(request: CostRequest): Promise<number> {
     this.probe ??= new CostProbe(this.ctx.storage);
     return this.probe.run(request);
   }
@@ -307,13 +311,16 @@ export class BenchDriver extends DurableObject<Env> {
       }
     };
     await Promise.all(tables.map(client));
-    const measured = (Date.now() - startedAt) / 1000 - request.warmupSeconds;
+    const measuredTo = Date.now();
+    const measured = (measuredTo - startedAt) / 1000 - request.warmupSeconds;
     // Points share a cluster, and SQLite's DDL cost grows with the schema: tables
     // left behind made each later point's set-up slower than the one before.
     await this.forEachTable(request.cluster, tables, (table) => `DROP TABLE ${table}`);
     return {
       ...summarizeLoad("in-runtime", request.clients, measured, latencies, errors),
       perSecond: Array.from(perSecond, (n) => n ?? 0),
+      measuredFrom: warmupUntil,
+      measuredTo,
     };
   }
 }

@@ -55,4 +55,13 @@ describe("cpu profile", () => {
     assert.equal(share(summary.modules, "durable-objects/b.ts"), 0.2);
     assert.equal(share(summary.self, "ddl [durable-objects/b.ts]"), undefined);
   });
+
+  it("counts only the samples within the window", () => {
+    // Samples end at 100, 200, 300, 400, 700 and 1000 µs.
+    const summary = summarize(profile, bundle, { window: { fromUs: 150, toUs: 450 } });
+    assert.equal(summary.totalMs, 0.3);
+    assert.equal(summary.idle, 0);
+    const b = summary.self.find((r) => r.name === "b [durable-objects/b.ts]");
+    assert.equal(b?.share, 1);
+  });
 });

@@ -60,11 +60,13 @@ function sortedRows(totals: Map<string, number>, all: number, limit: number): Pr
 /**
  * `exclude`: samples under a function of this name (as `name [module]`) are
  * counted apart, e.g. the tables a benchmark creates before it loads them.
+ * `window`: only samples taken within these microseconds since the profile
+ * began count at all (the load's measured seconds, without its set-up).
  */
 export function summarize(
   profile: CpuProfile,
   bundle: string,
-  options: { limit?: number; exclude?: RegExp } = {},
+  options: { limit?: number; exclude?: RegExp; window?: { fromUs: number; toUs: number } } = {},
 ): ProfileSummary {
   const limit = options.limit ?? 40;
   const lines = modulesByLine(bundle);
@@ -77,8 +79,13 @@ export function summarize(
     return `${functionName || "(anonymous)"} [${module || "native"}]`;
   };
   const selfTime = new Map<number, number>();
+  let at = 0;
   profile.samples.forEach((id, i) => {
-    selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    const window = options.window;
+    if (window !== undefined && (at < window.fromUs || at > window.toUs)) return;
+    selfTime.set(id, (selfTime.get(id) ?? 0) + delta);
   });
   let total = 0;
   let idle = 0;
