@@ -13,6 +13,9 @@
  *              capture triggers, DELETE ... RETURNING and the effects digest
  *   commit     the master's whole local commit of a keyed single-row insert:
  *              the captured path, the log record and the saved result
+ *   commit-turns  the same, each in an event-loop turn of its own, so each is
+ *              committed to storage on its own, as a request's commit is (less
+ *              `turns`, the turns alone: what the storage commit costs)
  *   apply-fast a replica applying such an entry's rows, capture off, each
  *              UPDATE/DELETE checked to find its row (tables no foreign key joins)
  *   apply-checked  the same on a table a foreign key joins: capture on and the
@@ -41,6 +44,14 @@ import type { CostRequest } from "./cost-types";
 const LIMITS = { statementMinRows: 1000, recordMaxBytes: 8_000_000 };
 
 class RollBack extends Error {}
+
+/**
+ * The next turn of the runtime's event loop: workerd commits the writes made
+ * since the last await as one transaction on the turn after them.
+ */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
 
 /**
  * One object's probe: tables `plain` (capture triggers dropped), `cap`
@@ -77,9 +88,20 @@ export class CostProbe {
   }
 
   /** Runs `op` `n` times (or prepares what an apply op needs); returns how many ran. */
-  run(request: CostRequest): number {
+  async run(request: CostRequest): Promise<number> {
     const { op, n } = request;
     switch (op) {
+      case "turns":
+        for (let i = 0; i < n; i++) await nextTurn();
+        return n;
+      case "commit-turns":
+        // Each commit in a turn of its own: the runtime makes each its own
+        // durable transaction (the WAL written, and synced), as a request's is.
+        for (let i = 0; i < n; i++) {
+          this.commit(i);
+          await nextTurn();
+        }
+        return n;
       case "none":
         return 0;
       case "bare":

@@ -6,6 +6,8 @@ export type CostOp =
   | "explain"
   | "captured"
   | "commit"
+  | "turns"
+  | "commit-turns"
   | "prepare-fast"
   | "prepare-checked"
   | "apply-fast"

@@ -2,15 +2,18 @@
  * What the guard and the divergence check cost per statement (bench/cost-probe.ts):
  * each operation runs n times inside one Durable Object call, timed from here
  * and less an empty call, alternating operations so machine drift spreads
- * over all of them; medians of the repeats. Times are CPU in the object, one
- * single-row INSERT each, without the commit's fsync (it comes once per
- * request, after all of them).
+ * over all of them; medians of the repeats. Times are the object's thread,
+ * one single-row INSERT each. Operations run inside one transaction that the
+ * runtime commits to storage after the call, but for `commit-turns`, whose
+ * commits each get a turn of their own and so a storage commit of their own,
+ * as a request's does: its difference is what that storage commit costs.
  *
  *   npm run bench:costs -- [--n 3000] [--repeats 7]
  */
 import { parseArgs } from "node:util";
 import type { CostOp } from "./cost-types.ts";
 import { startBenchServer } from "./suite/server.ts";
+import { benchState, describeState } from "./suite/state-dir.ts";
 import { median } from "./suite/stats.ts";
 
 const { values } = parseArgs({
@@ -46,6 +49,8 @@ const timed: CostOp[] = [
   "explain",
   "captured",
   "commit",
+  "turns",
+  "commit-turns",
   "apply-fast",
   "apply-checked",
 ];
@@ -66,7 +71,8 @@ try {
       const ms = (await call(op, n)) - empty;
       samples.get(op)?.push((ms * 1000) / n);
     }
-    process.stderr.write(`  repeat ${r + 1} of ${repeats}\n`);
+    const last = timed.map((op) => `${op} ${samples.get(op)?.at(-1)?.toFixed(1)}`);
+    process.stderr.write(`  repeat ${r + 1} of ${repeats} (µs each): ${last.join(", ")}\n`);
   }
 } finally {
   await server.stop();
@@ -88,11 +94,15 @@ const rows: [string, number][] = [
   ["the master's whole statement path", us("captured")],
   ["the log record and the saved result of a keyed commit", us("commit") - us("captured")],
   ["the master's whole local commit (statement, record, result, transaction)", us("commit")],
+  [
+    "the storage commit of that transaction, made on a turn of its own as a request's is",
+    us("commit-turns") - us("turns") - us("commit"),
+  ],
   ["replica applies the rows, each UPDATE/DELETE must hit (no foreign key)", us("apply-fast")],
   ["replica applies the rows with capture and digest (foreign-key tables)", us("apply-checked")],
 ];
 console.log("\n| per single-row INSERT | µs |\n| --- | --- |");
 for (const [label, value] of rows) console.log(`| ${label} | ${fmt(value)} |`);
 console.log(
-  `\n${repeats} alternating repeats of ${n} statements each, medians; CPU inside one Durable Object, without the commit's fsync.`,
+  `\n${repeats} alternating repeats of ${n} statements each, medians; the thread of one Durable Object; ${describeState(benchState())}.`,
 );

@@ -9,12 +9,11 @@
  *
  *   node bench/idle.ts [--clusters 100] [--sample-s 10] [--windows 3] [--idle-ms 3000] [--probes 8]
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { groupCpuShare } from "./suite/processes.ts";
 import { startBenchServer } from "./suite/server.ts";
+import { benchState, makeStateDir } from "./suite/state-dir.ts";
 import { median } from "./suite/stats.ts";
 
 const { values } = parseArgs({
@@ -135,7 +134,7 @@ async function firstVsWarm(
   log(`${what}: first ${f.toFixed(1)} ms, warm ${w.toFixed(1)} ms`);
 }
 
-const persist = mkdtempSync(join(tmpdir(), "dosql-idle-"));
+const persist = makeStateDir(benchState(), "dosql-idle-");
 const slice = (from: number) => Array.from({ length: PROBES }, (_, k) => nameOf(from + k));
 try {
   let server = await startBenchServer(".", persist);

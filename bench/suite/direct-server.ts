@@ -20,11 +20,19 @@ import { pathToFileURL } from "node:url";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import type { DevServer } from "../../test/e2e/dev-server.ts";
 import { bundleBench } from "./server.ts";
+import { type BenchState, benchState, makeStateDir } from "./state-dir.ts";
 
 export async function startDirectBenchServer(
   root = ".",
+  state: BenchState = benchState(),
 ): Promise<Omit<DevServer, "pid"> & { bundle: string }> {
   const built = bundleBench(root);
+  // The same kind of storage as wrangler dev's serving gets (state-dir.ts).
+  const stateDir = makeStateDir(state);
+  const cleanUp = () => {
+    rmSync(built.dir, { recursive: true, force: true });
+    rmSync(stateDir, { recursive: true, force: true });
+  };
   try {
     // Bindings, Durable Object classes (SQLite-backed), compatibility: as wrangler reads them.
     // The bundle is one module: no rules for other kinds of file.
@@ -36,6 +44,7 @@ export async function startDirectBenchServer(
       convertV4MiniflareOptions({
         host: "127.0.0.1",
         port: 0,
+        resourcePersistencePath: stateDir,
         workers: [
           {
             ...workerOptions,
@@ -54,11 +63,11 @@ export async function startDirectBenchServer(
       bundle: built.bundle,
       async stop() {
         await mf.dispose();
-        rmSync(built.dir, { recursive: true, force: true });
+        cleanUp();
       },
     };
   } catch (error) {
-    rmSync(built.dir, { recursive: true, force: true });
+    cleanUp();
     throw error;
   }
 }

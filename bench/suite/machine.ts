@@ -2,6 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, release, totalmem } from "node:os";
+import { type BenchState, benchState, describeState } from "./state-dir.ts";
 
 export interface Machine {
   cpu: string;
@@ -14,6 +15,8 @@ export interface Machine {
   /** The commit measured, and the files that differed from it in the working tree. */
   commit: string;
   changedFiles: number;
+  /** Where the servers of the run keep their Durable Objects' storage (state-dir.ts). */
+  state: BenchState;
 }
 
 function packageVersion(name: string, under = "node_modules"): string {
@@ -61,6 +64,7 @@ export function readMachine(): Machine {
     changedFiles: git(["status", "--porcelain", "--untracked-files=no"])
       .split("\n")
       .filter((line) => line.length > 0).length,
+    state: benchState(),
   };
 }
 
@@ -69,5 +73,5 @@ export function describeMachine(m: Machine): string {
     m.changedFiles === 0
       ? `commit ${m.commit}`
       : `commit ${m.commit} with ${m.changedFiles} tracked file(s) changed in the working tree`;
-  return `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}; Node ${m.node}, wrangler ${m.wrangler}, workerd ${m.workerd}; ${code}`;
+  return `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}; Node ${m.node}, wrangler ${m.wrangler}, workerd ${m.workerd}; ${describeState(m.state)}; ${code}`;
 }

@@ -17,6 +17,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type DevServer, startDevServer } from "../../test/e2e/dev-server.ts";
+import { type BenchState, benchState, makeStateDir } from "./state-dir.ts";
 
 export const BENCH_CONFIG = "wrangler.bench.toml";
 
@@ -95,27 +96,39 @@ export function bundleBench(root = "."): BenchBundle {
 
 /**
  * `root`: the checkout to build (another build of the project, for side-by-side
- * runs); `persistTo`: a state directory that outlives the server (dev-server.ts);
+ * runs); `persistTo`: a state directory that outlives the server (dev-server.ts),
+ * else a new one of kind `state` (state-dir.ts), removed when the server stops;
  * `inspectorPort`: where the Worker's inspector listens (bench:profile).
  */
 export async function startBenchServer(
   root = ".",
   persistTo?: string,
   inspectorPort = 0,
+  state: BenchState = benchState(),
 ): Promise<DevServer & { bundle: string }> {
   const built = bundleBench(root);
+  const ownState = persistTo === undefined ? makeStateDir(state) : null;
+  const cleanUp = () => {
+    rmSync(built.dir, { recursive: true, force: true });
+    if (ownState !== null) rmSync(ownState, { recursive: true, force: true });
+  };
   try {
-    const server = await startDevServer(built.config, BENCH_DEV_ENV, persistTo, inspectorPort);
+    const server = await startDevServer(
+      built.config,
+      BENCH_DEV_ENV,
+      persistTo ?? ownState ?? undefined,
+      inspectorPort,
+    );
     return {
       ...server,
       bundle: built.bundle,
       async stop() {
         await server.stop();
-        rmSync(built.dir, { recursive: true, force: true });
+        cleanUp();
       },
     };
   } catch (error) {
-    rmSync(built.dir, { recursive: true, force: true });
+    cleanUp();
     throw error;
   }
 }
