@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { ClusterClient, sleep } from "./suite/cluster.ts";
 import { nextTag } from "./suite/measure.ts";
 import { runInRuntimeLoad } from "./suite/runtime-driver.ts";
+import { groupCpuSeconds } from "./suite/processes.ts";
 import { startBenchServer } from "./suite/server.ts";
 import { median } from "./suite/stats.ts";
 
@@ -64,15 +65,28 @@ const seconds = Number(values.seconds);
 const warmupSeconds = Number(values.warmup);
 
 /** The relays' calls (batches, heartbeats, held-ack fetches) and the replicas' own ack calls. */
-async function relayCalls(cluster: ClusterClient): Promise<{ calls: number; ackCalls: number }> {
+type CallCounts = { calls: number; ackCalls: number; heartbeats: number; notices: number };
+
+async function relayCalls(cluster: ClusterClient): Promise<CallCounts> {
   const replicas = (await cluster.status()).replicas as unknown as {
     calls: number;
     ackCalls: number;
+    heartbeats: number;
+    commitPointNotices: number;
   }[];
+  const sum = (pick: (r: (typeof replicas)[number]) => number) =>
+    replicas.reduce((total, r) => total + pick(r), 0);
   return {
-    calls: replicas.reduce((sum, r) => sum + r.calls, 0),
-    ackCalls: replicas.reduce((sum, r) => sum + r.ackCalls, 0),
+    calls: sum((r) => r.calls),
+    ackCalls: sum((r) => r.ackCalls),
+    heartbeats: sum((r) => r.heartbeats),
+    notices: sum((r) => r.commitPointNotices),
   };
+}
+
+/** CPU seconds the workerd processes of the server's group have used so far. */
+function workerdCpuSeconds(pgrp: number): number {
+  return groupCpuSeconds(pgrp).get("workerd") ?? 0;
 }
 
 const server = await startBenchServer();
@@ -93,6 +107,7 @@ try {
         // Calls already out under the old setting come back first.
         await sleep(Math.max(0, 3 * delay));
         const callsBefore = await relayCalls(cluster);
+        const cpuBefore = workerdCpuSeconds(server.pid);
         const r = await runInRuntimeLoad({
           url: server.url,
           cluster: cluster.name,
@@ -104,12 +119,15 @@ try {
         if (r.errors > 0) throw new Error(`${r.errors} errors: ${r.firstError}`);
         const key = `${clients} clients, ${values.delay} delay ${delay} ms, ${tunable} ${setting.label}`;
         const callsAfter = await relayCalls(cluster);
+        const cpuMs = (workerdCpuSeconds(server.pid) - cpuBefore) * 1000;
         // Calls per acked insert over the whole run, warm-up included, all replicas together.
         const acked = (r.perSecond ?? []).reduce((a, b) => a + b, 0);
         const perInsert = (n: number) => (acked === 0 ? "–" : (n / acked).toFixed(2));
         process.stdout.write(
-          `${key}: ${r.insertsPerSecond} inserts/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms; per insert: ${perInsert(callsAfter.calls - callsBefore.calls)} relay calls, ${perInsert(callsAfter.ackCalls - callsBefore.ackCalls)} ack calls\n`,
+          `${key}: ${r.insertsPerSecond} inserts/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms; per insert: ${acked === 0 ? "–" : (cpuMs / acked).toFixed(2)} ms of workerd's CPU, ${perInsert(callsAfter.calls - callsBefore.calls)} relay calls (${perInsert(callsAfter.heartbeats - callsBefore.heartbeats)} heartbeats, ${perInsert(callsAfter.notices - callsBefore.notices)} commit-point notices), ${perInsert(callsAfter.ackCalls - callsBefore.ackCalls)} ack calls\n`,
         );
+        if (process.env.SWEEP_SERIES)
+          process.stdout.write(`  per second: ${(r.perSecond ?? []).join(" ")}\n`);
         const entry = results.get(key) ?? { ips: [], p50: [], p99: [] };
         entry.ips.push(r.insertsPerSecond);
         entry.p50.push(r.p50Ms);
