@@ -10,6 +10,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Result } from "../core/errors";
 import { type ExecResponse, isMasterCrash } from "../core/protocol";
 import { FIRST_MASTER } from "../core/members";
+import { sha256Hex } from "../core/sha256";
 import { masterRecord, memberStub } from "../workers/cluster";
 import { CostProbe } from "./cost-probe";
 import { TABLES_PER_REQUEST } from "./setup-batch";
@@ -66,11 +67,6 @@ export type RunResult = LoadSummary<"in-runtime"> & {
 };
 
 const createTable = (table: string) => `CREATE TABLE ${table} (id INTEGER PRIMARY KEY, v INTEGER)`;
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 export class BenchDriver extends DurableObject<Env> {
   private stopRequested = false;
@@ -140,7 +136,7 @@ export class BenchDriver extends DurableObject<Env> {
     const stubs = new Map(tables.map((t) => [t, this.master(request.cluster)]));
     const insert = async (table: string, n: number) => {
       const statements = [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [BigInt(n)] }];
-      const requestHash = await sha256Hex(
+      const requestHash = sha256Hex(
         `rows\n${table}\n${JSON.stringify(statements, (_, v) => (typeof v === "bigint" ? String(v) : v))}`,
       );
       for (let attempt = 1; ; attempt++) {
@@ -284,7 +280,7 @@ export class BenchDriver extends DurableObject<Env> {
               ]
             : [{ sql: `INSERT INTO "${table}" ("v") VALUES (?)`, params: [BigInt(n)] }];
         const key = `${table}-${n}`;
-        const requestHash = await sha256Hex(
+        const requestHash = sha256Hex(
           `rows\n${table}\n${JSON.stringify(statements, (_, v) => (typeof v === "bigint" ? String(v) : v))}`,
         );
         const started = performance.now();

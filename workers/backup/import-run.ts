@@ -31,6 +31,7 @@ import {
   ungrouped,
 } from "../../core/import-batcher";
 import { encodeBookmark } from "../../core/protocol";
+import { sha256Hex } from "../../core/sha256";
 import { encodeCell } from "../../core/sql-value";
 import { onMaster } from "../cluster";
 import { toApiError } from "../errors";
@@ -47,11 +48,6 @@ export interface ImportSummary {
 /** A batch that meets a restarting master or a commit not yet durable is sent again for this long. */
 const RETRY_FOR_MS = 30_000;
 const RETRYABLE = new Set(["UNAVAILABLE", "NOT_DURABLE", "COMMIT_TIMEOUT"]);
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 export class DumpImport {
   private readonly splitter = new StatementSplitter();
@@ -85,7 +81,7 @@ export class DumpImport {
     const id =
       key === undefined
         ? crypto.randomUUID()
-        : (await sha256Hex(`import\u001f${cluster}\u001f${key}`)).slice(0, 40);
+        : sha256Hex(`import\u001f${cluster}\u001f${key}`).slice(0, 40);
     return new DumpImport(env, cluster, id);
   }
 
@@ -180,7 +176,7 @@ export class DumpImport {
     const request: ImportBatchRequest = {
       cluster: this.cluster,
       key: at.key,
-      requestHash: await batchHash(batch, holdable, resolve),
+      requestHash: batchHash(batch, holdable, resolve),
       first: at.first,
       ...(at.first ? {} : { startedWith: importBatchKey(this.id, 0) }),
       items: batch.items,
@@ -357,11 +353,11 @@ interface Slot {
 }
 
 /** What a retry of the batch must match: every item, values exact, and what may wait. */
-async function batchHash(
+function batchHash(
   batch: ImportBatch,
   holdable: ImportBatchRequest["holdable"],
   resolve: boolean,
-): Promise<string> {
+): string {
   const parts = batch.items.map((item) => {
     if (item.kind === "sql")
       return `q\u001f${item.sql}\u001f${item.params.map(encodeCell).join("\u001f")}`;

@@ -3,19 +3,25 @@
  * and /metrics need ADMIN_TOKEN. Tokens are compared in constant time over
  * their SHA-256 digests, so neither content nor length leaks through timing.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../../core/errors";
 
-const encoder = new TextEncoder();
-
-async function digest(text: string): Promise<ArrayBuffer> {
-  return crypto.subtle.digest("SHA-256", encoder.encode(text));
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text, "utf8").digest();
 }
 
-async function matches(given: string, expected: string | undefined): Promise<boolean> {
+/** The configured tokens' digests: a token changes only with a new deployment of the Worker. */
+const expectedDigests = new Map<string, Buffer>();
+
+function matches(given: string, expected: string | undefined): boolean {
   if (expected === undefined || expected === "") return false;
-  const [a, b] = await Promise.all([digest(given), digest(expected)]);
-  return crypto.subtle.timingSafeEqual(a, b);
+  let known = expectedDigests.get(expected);
+  if (known === undefined) {
+    known = digest(expected);
+    expectedDigests.set(expected, known);
+  }
+  return timingSafeEqual(digest(given), known);
 }
 
 function bearer(header: string | undefined): string | null {
@@ -24,17 +30,13 @@ function bearer(header: string | undefined): string | null {
 }
 
 /** Throws 401 unless the Authorization header carries a token good for `level`. */
-export async function checkToken(
-  env: Env,
-  header: string | undefined,
-  level: "data" | "admin",
-): Promise<void> {
+export function checkToken(env: Env, header: string | undefined, level: "data" | "admin"): void {
   const token = bearer(header);
   if (token === null) {
     throw new ApiError("UNAUTHORIZED", "missing Authorization: Bearer <token> header");
   }
-  const admin = await matches(token, env.ADMIN_TOKEN);
-  const data = level === "data" && !admin ? await matches(token, env.DATA_TOKEN) : false;
+  const admin = matches(token, env.ADMIN_TOKEN);
+  const data = level === "data" && !admin ? matches(token, env.DATA_TOKEN) : false;
   if (!admin && !data) {
     throw new ApiError(
       "UNAUTHORIZED",
@@ -45,7 +47,7 @@ export async function checkToken(
 
 export function requireToken(level: "data" | "admin") {
   return createMiddleware<{ Bindings: Env }>(async (c, next) => {
-    await checkToken(c.env, c.req.header("authorization"), level);
+    checkToken(c.env, c.req.header("authorization"), level);
     await next();
   });
 }

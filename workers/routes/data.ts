@@ -15,6 +15,7 @@ import {
   type Statement,
 } from "../../core/protocol";
 import { isReservedName, isUserName } from "../../core/reserved-names";
+import { sha256Hex } from "../../core/sha256";
 import { quoteIdent } from "../../core/sql-lexer";
 import type { Exact } from "../../core/sql-value";
 import { checkCluster, onMaster } from "../cluster";
@@ -89,12 +90,6 @@ export function idempotencyKey(header: string | undefined): string | undefined {
   return header;
 }
 
-/** SHA-256 of a request's text, in hex: what tells a retry from a reuse of its key. */
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 export const data = new OpenAPIHono<FrontDoor>();
 
 data.use("*", requireToken("data"));
@@ -109,7 +104,8 @@ export async function runExec(
   hashInput: string,
   format: "objects" | "arrays" = "objects",
 ): Promise<Result<ExecResponse>> {
-  const requestHash = key === undefined ? undefined : await sha256Hex(hashInput);
+  // What tells a retry from a reuse of its key.
+  const requestHash = key === undefined ? undefined : sha256Hex(hashInput);
   return (await onMaster(env, cluster, (master) =>
     master.exec({
       cluster,

@@ -19,6 +19,7 @@ import {
   pipelineResponse,
 } from "../../core/hrana/proto";
 import { stringifyHrana } from "../../core/hrana/values";
+import { sha256Hex } from "../../core/sha256";
 import { toHranaError } from "../../core/hrana/translate";
 import { type Consistency, decodeBookmark } from "../../core/protocol";
 import type { LibsqlStream, StreamAnswer } from "../../durable-objects/libsql-stream";
@@ -35,7 +36,7 @@ import { readJson } from "../middleware/json";
 import { DATA_AUTH } from "../openapi/responses";
 import { type FrontDoor, type Operation, serve } from "../openapi/route";
 import { clusterParams, idempotencyKeySchema } from "../schemas/data";
-import { idempotencyKey, sha256Hex } from "./data";
+import { idempotencyKey } from "./data";
 
 export const libsql = new OpenAPIHono<FrontDoor>();
 
@@ -172,7 +173,7 @@ libsql.all("/*", (c) =>
 
 async function versionCheck(c: Context<{ Bindings: Env }>): Promise<Response> {
   try {
-    await checkToken(c.env, c.req.header("authorization"), "data");
+    checkToken(c.env, c.req.header("authorization"), "data");
     checkCluster(c.env, c.req.param("cluster") ?? "");
     const consistency = c.req.param("consistency");
     if (consistency !== undefined && !CONSISTENCIES.has(consistency))
@@ -246,7 +247,7 @@ async function pipeline(
   consistencyInPath: string | undefined,
 ): Promise<Response> {
   try {
-    await checkToken(c.env, c.req.header("authorization"), "data");
+    checkToken(c.env, c.req.header("authorization"), "data");
     const cluster = checkCluster(c.env, c.req.param("cluster") ?? "");
     if (consistencyInPath !== undefined && !CONSISTENCIES.has(consistencyInPath)) {
       return noSuchConsistency(consistencyInPath);
@@ -274,7 +275,7 @@ async function pipeline(
         ? {}
         : {
             idempotencyKey: key,
-            requestHash: await sha256Hex(
+            requestHash: sha256Hex(
               `libsql\n${cluster}\n${body.baton ?? ""}\n${JSON.stringify(body.requests)}`,
             ),
           }),
