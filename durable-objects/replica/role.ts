@@ -164,6 +164,7 @@ export class ReplicaRole {
       appliedLsn,
       request.settings.idempotencyRetentionMs,
       request.commitPoint,
+      request.records.length,
     );
     return {
       appliedLsn,
