@@ -2,12 +2,12 @@
  * Where a benchmark keeps the local Durable Objects' SQLite files. workerd
  * commits every Durable Object transaction to its WAL with write() and fsync()
  * calls on the one thread that runs every object here: on this machine's disk
- * that came to about 290 µs per commit (bench:storage), a stall of the whole
- * cluster at each of them. Cloudflare's storage makes a commit durable by
- * replicating it off the object's thread, so by default the benchmarks keep
- * their state in memory (tmpfs) and measure the design, not this disk;
- * BENCH_STATE=disk measures with the disk, and bench:storage runs both side
- * by side.
+ * that came to about 320 µs per commit against 90 in memory (bench:storage), a
+ * stall of the whole cluster at each of them. Cloudflare's storage makes a
+ * commit durable by replicating it off the object's thread, so by default the
+ * benchmarks keep their state in memory (tmpfs) and measure the design, not
+ * this disk; BENCH_STATE=disk measures with the disk, and bench:storage runs
+ * both side by side.
  */
 import { accessSync, constants, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
