@@ -1,8 +1,10 @@
 /**
  * One measured point: set the tunables, let them reach the replicas, check the
  * cluster is healthy, run a load driver, and read the commit-path counters
- * before and after. Repeated points run in the order given, so on and off
- * alternate within every repeat and machine drift cancels out of the ratios.
+ * before and after. Points run in the order given, and every second repeat
+ * in the reverse order (pointOrder), so on and off alternate within every
+ * repeat, neither always goes first, and machine drift cancels out of the
+ * ratios.
  */
 import {
   type ClusterClient,
@@ -99,6 +101,11 @@ export function describeSample(s: Sample): string {
   return parts.join(", ");
 }
 
+/** The order of the points in repeat `r` (from 1): as given, then reversed, alternating. */
+export function pointOrder<T>(points: readonly T[], r: number): T[] {
+  return r % 2 === 1 ? [...points] : [...points].reverse();
+}
+
 /**
  * Runs every point `repeats` times, repeat by repeat, printing one line per
  * point; returns the samples by point key.
@@ -112,7 +119,7 @@ export async function runPoints(
   const total = points.length * settings.repeats;
   let done = 0;
   for (let r = 1; r <= settings.repeats; r++) {
-    for (const point of points) {
+    for (const point of pointOrder(points, r)) {
       done++;
       const started = Date.now();
       const sample = await measurePoint(settings, point);

@@ -17,11 +17,12 @@ import {
 import { latencyKey, report as latencyReport } from "./experiments/latency.ts";
 import { key as offOnKey, report as offOnReport } from "./experiments/off-on.ts";
 import { report as writersReport } from "./experiments/writers.ts";
-import type { Sample } from "./measure.ts";
+import { pointOrder, type Sample } from "./measure.ts";
 import { audit, recovery, timeline } from "./recovery.ts";
 import type { ExperimentReport } from "./report.ts";
 import { seedOffOnMedian } from "./seed.ts";
 import { bundledConfig } from "./server.ts";
+import { benchState } from "./state-dir.ts";
 import { median, ratio, sustainedShare } from "./stats.ts";
 import { int, percent, renderTable, times } from "./table.ts";
 
@@ -336,5 +337,20 @@ describe("charts", () => {
       }),
     );
     assert.match(svg, /^<svg/);
+  });
+});
+
+describe("run order and state", () => {
+  it("runs the points as given, then reversed, alternating by repeat", () => {
+    assert.deepEqual(pointOrder(["on", "off", "base"], 1), ["on", "off", "base"]);
+    assert.deepEqual(pointOrder(["on", "off", "base"], 2), ["base", "off", "on"]);
+    assert.deepEqual(pointOrder(["on", "off", "base"], 3), ["on", "off", "base"]);
+  });
+
+  it("keeps the state where BENCH_STATE says, and refuses anything else", () => {
+    assert.equal(benchState({ BENCH_STATE: "disk" }), "disk");
+    assert.throws(() => benchState({ BENCH_STATE: "ssd" }), /memory or disk/);
+    // Unset: in memory where a tmpfs is at hand (this machine's /dev/shm), else on disk.
+    assert.ok(["memory", "disk"].includes(benchState({})));
   });
 });
