@@ -72,6 +72,21 @@ export function isDurable(lsn: number, sanctioned: readonly string[], view: Node
   return acks * 2 > sanctioned.length + 1;
 }
 
+function emptyResult<T>(): { result: PassResult<T>; wake: (at: number) => void } {
+  const result: PassResult<T> = {
+    answered: [],
+    markIncoherent: new Set(),
+    wakeAt: null,
+    checked: 0,
+    comparisons: 0,
+    skippedEarlyStop: 0,
+  };
+  const wake = (at: number) => {
+    if (result.wakeAt === null || at < result.wakeAt) result.wakeAt = at;
+  };
+  return { result, wake };
+}
+
 export class AckBook<T> {
   /** Sorted by LSN; a replayed request may wait on an older LSN, so insertion keeps order. */
   private waiting: WaitingCommit<T>[] = [];
@@ -124,18 +139,8 @@ export class AckBook<T> {
    * nodes are still checked and answered in the same pass.
    */
   pass(view: NodeView, options: PassOptions): PassResult<T> {
-    const result: PassResult<T> = {
-      answered: [],
-      markIncoherent: new Set(),
-      wakeAt: null,
-      checked: 0,
-      comparisons: 0,
-      skippedEarlyStop: 0,
-    };
+    const { result, wake } = emptyResult<T>();
     const behind = new Set<string>();
-    const wake = (at: number) => {
-      if (result.wakeAt === null || at < result.wakeAt) result.wakeAt = at;
-    };
     const keep: WaitingCommit<T>[] = [];
     for (const commit of this.waiting) {
       const outcome = this.decide(commit, view, options, behind, result, wake);
@@ -146,6 +151,26 @@ export class AckBook<T> {
     // call's arguments overflows the stack.
     this.waiting = keep;
     for (const commit of keep) wake(commit.giveUpAt);
+    return result;
+  }
+
+  /**
+   * The rules applied to one commit just added, and to no other: nothing about
+   * the commits already waiting changed when it came (acks, leases and the
+   * clock bring their own passes), so a new commit costs a check of its own
+   * wait set instead of a pass over every commit waiting. `wakeAt` is when
+   * this commit has something new to decide.
+   */
+  checkOne(commit: WaitingCommit<T>, view: NodeView, options: PassOptions): PassResult<T> {
+    const { result, wake } = emptyResult<T>();
+    const outcome = this.decide(commit, view, options, new Set(), result, wake);
+    if (outcome === null) {
+      wake(commit.giveUpAt);
+      return result;
+    }
+    const at = this.waiting.lastIndexOf(commit);
+    if (at >= 0) this.waiting.splice(at, 1);
+    result.answered.push({ commit, outcome });
     return result;
   }
 

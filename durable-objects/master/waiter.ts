@@ -2,7 +2,11 @@
  * The waiter (Comdb2's async distributed commit): holds every commit waiting
  * for acks — handed off or inline, they share the same rules in the ack book —
  * runs the batched ack-check passes, and resolves the held responses. Acks
- * that arrive in one turn of the event loop are checked in one pass.
+ * that arrive in one turn of the event loop are checked in one pass; a new
+ * commit is checked on its own (AckBook.checkOne), since its coming changes
+ * nothing for the others: a pass over every waiting commit per commit made the
+ * waiter's cost grow with the commits waiting (about 20 µs an insert with 256
+ * clients waiting, bench:profile).
  */
 import {
   AckBook,
@@ -44,6 +48,8 @@ export interface WaiterHooks {
 export class Waiter {
   private readonly book = new AckBook<Held>();
   private passQueued = false;
+  /** When the waiter asked to be woken next (hooks.wakeAt), null for never. */
+  private plannedWake: number | null = null;
   /** Handed-off commits still waiting: what async_dist_commit_max_outstanding caps. */
   handedOffNow = 0;
   /** Replays waiting now (they hold no writer slot, so they count here). */
@@ -79,11 +85,30 @@ export class Waiter {
       if (request.path === "handoff") this.handedOffNow++;
       if (request.path === "replay") this.replaysNow++;
       this.heldBytes += bytes;
-      const { path: _path, bytes: _bytes, ...commit } = request;
-      this.book.add({ ...commit, token: held });
+      const { path: _path, bytes: _bytes, ...fields } = request;
+      const commit: WaitingCommit<Held> = { ...fields, token: held };
+      this.book.add(commit);
       if (this.book.size > this.peak) this.peak = this.book.size;
-      this.pass();
+      // A wake the timer has not delivered yet (timers run late on a busy
+      // event loop) is taken now: every commit that comes makes the full pass
+      // whose time has come.
+      const now = this.hooks.now();
+      if (this.plannedWake !== null && now >= this.plannedWake) this.pass();
+      else this.checkNew(commit, now);
     });
+  }
+
+  private checkNew(commit: WaitingCommit<Held>, now: number): void {
+    const result = this.book.checkOne(commit, this.view, this.options(now));
+    this.apply(result, now);
+    // This commit's wake only ever brings the planned one forward.
+    if (this.book.size === 0) this.planWake(null);
+    else if (
+      result.wakeAt !== null &&
+      (this.plannedWake === null || result.wakeAt < this.plannedWake)
+    ) {
+      this.planWake(result.wakeAt);
+    }
   }
 
   /** A replica that became coherent joins every wait it has not acked. */
@@ -109,15 +134,26 @@ export class Waiter {
 
   pass(): void {
     if (this.book.size === 0) {
-      this.hooks.wakeAt(null);
+      this.planWake(null);
       return;
     }
     const now = this.hooks.now();
-    const result = this.book.pass(this.view, {
-      now,
-      durableLsns: this.hooks.durableLsns(),
-      sanctionedNow: this.hooks.sanctioned?.(),
-    });
+    const result = this.book.pass(this.view, this.options(now));
+    this.apply(result, now);
+    this.planWake(result.wakeAt);
+  }
+
+  private options(now: number) {
+    return { now, durableLsns: this.hooks.durableLsns(), sanctionedNow: this.hooks.sanctioned?.() };
+  }
+
+  private planWake(at: number | null): void {
+    this.plannedWake = at;
+    this.hooks.wakeAt(at);
+  }
+
+  /** Counts a pass (or a new commit's check), marks, and resolves what it answered. */
+  private apply(result: PassResult<Held>, now: number): void {
     this.passes++;
     this.comparisons += result.comparisons;
     this.checked += result.checked;
@@ -133,6 +169,5 @@ export class Waiter {
       held.resolve(outcome);
     }
     this.hooks.passed(result);
-    this.hooks.wakeAt(result.wakeAt);
   }
 }
