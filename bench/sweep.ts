@@ -65,7 +65,14 @@ const seconds = Number(values.seconds);
 const warmupSeconds = Number(values.warmup);
 
 /** The relays' calls (batches, heartbeats, held-ack fetches) and the replicas' own ack calls. */
-type CallCounts = { calls: number; ackCalls: number; heartbeats: number; notices: number };
+type CallCounts = {
+  calls: number;
+  ackCalls: number;
+  heartbeats: number;
+  notices: number;
+  batches: number;
+  fetches: number;
+};
 
 async function relayCalls(cluster: ClusterClient): Promise<CallCounts> {
   const replicas = (await cluster.status()).replicas as unknown as {
@@ -73,6 +80,8 @@ async function relayCalls(cluster: ClusterClient): Promise<CallCounts> {
     ackCalls: number;
     heartbeats: number;
     commitPointNotices: number;
+    batches: number;
+    ackFetches: number;
   }[];
   const sum = (pick: (r: (typeof replicas)[number]) => number) =>
     replicas.reduce((total, r) => total + pick(r), 0);
@@ -81,6 +90,8 @@ async function relayCalls(cluster: ClusterClient): Promise<CallCounts> {
     ackCalls: sum((r) => r.ackCalls),
     heartbeats: sum((r) => r.heartbeats),
     notices: sum((r) => r.commitPointNotices),
+    batches: sum((r) => r.batches),
+    fetches: sum((r) => r.ackFetches),
   };
 }
 
@@ -124,7 +135,7 @@ try {
         const acked = (r.perSecond ?? []).reduce((a, b) => a + b, 0);
         const perInsert = (n: number) => (acked === 0 ? "–" : (n / acked).toFixed(2));
         process.stdout.write(
-          `${key}: ${r.insertsPerSecond} inserts/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms; per insert: ${acked === 0 ? "–" : (cpuMs / acked).toFixed(2)} ms of workerd's CPU, ${perInsert(callsAfter.calls - callsBefore.calls)} relay calls (${perInsert(callsAfter.heartbeats - callsBefore.heartbeats)} heartbeats, ${perInsert(callsAfter.notices - callsBefore.notices)} commit-point notices), ${perInsert(callsAfter.ackCalls - callsBefore.ackCalls)} ack calls\n`,
+          `${key}: ${r.insertsPerSecond} inserts/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms; per insert: ${acked === 0 ? "–" : (cpuMs / acked).toFixed(2)} ms of workerd's CPU, ${perInsert(callsAfter.calls - callsBefore.calls)} relay calls (${perInsert(callsAfter.batches - callsBefore.batches)} batches, ${perInsert(callsAfter.fetches - callsBefore.fetches)} held-ack fetches, ${perInsert(callsAfter.heartbeats - callsBefore.heartbeats)} heartbeats, ${perInsert(callsAfter.notices - callsBefore.notices)} commit-point notices), ${perInsert(callsAfter.ackCalls - callsBefore.ackCalls)} ack calls\n`,
         );
         if (process.env.SWEEP_SERIES)
           process.stdout.write(`  per second: ${(r.perSecond ?? []).join(" ")}\n`);

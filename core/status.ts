@@ -52,6 +52,9 @@ export interface ReplicaStatus {
   calls: number;
   /** Deferred acks it sent as calls of their own (debug_ack_delay_ms, nothing to ride on). */
   ackCalls: number;
+  /** Of `calls`: those that carried records, and the empty ones that fetched a held ack. */
+  batches: number;
+  ackFetches: number;
   /** Snapshot streams to it: the current or last one, and failures since the master started. */
   snapshot?: {
     id: string | null;

@@ -67,6 +67,10 @@ export class RelayLink {
   heartbeats = 0;
   /** Append calls made (batches, heartbeats and ack fetches): what replication costs in calls. */
   calls = 0;
+  /** Calls that carried records. */
+  batches = 0;
+  /** Empty calls that fetched a held ack (debug_ack_delay_ms; the replica answers when it is due). */
+  ackFetches = 0;
   /** Deferred acks the replica had to send as calls of its own (no message to ride on). */
   ackCalls = 0;
   /** Empty messages sent only to tell the replica a new commit point (see tellCommitPoint). */
@@ -245,7 +249,9 @@ export class RelayLink {
     if (heartbeat) this.heartbeatsInFlight++;
     const sentAt = this.host.now();
     const last = records[records.length - 1];
+    if (held) this.ackFetches++;
     if (last !== undefined) {
+      this.batches++;
       this.sentLsn = last.lsn;
       this.lag.sent(last.lsn, sentAt);
       this.gap.sent(sentAt);

@@ -27,6 +27,8 @@ export function replicaStatuses(set: ReplicaSet, now: number): ReplicaStatus[] {
     commitPointNotices: entry.relay.commitPointNotices,
     calls: entry.relay.calls,
     ackCalls: entry.relay.ackCalls,
+    batches: entry.relay.batches,
+    ackFetches: entry.relay.ackFetches,
     snapshots: entry.relay.snapshots,
     idleMs: entry.relay.lastSentAt === 0 ? 0 : Math.max(0, now - entry.relay.lastSentAt),
   }));
