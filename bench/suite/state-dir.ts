@@ -2,7 +2,7 @@
  * Where a benchmark keeps the local Durable Objects' SQLite files. workerd
  * commits every Durable Object transaction to its WAL with write() and fsync()
  * calls on the one thread that runs every object here: on this machine's disk
- * that came to about 320 µs per commit against 90 in memory (bench:storage), a
+ * that came to about 270 µs per commit against 70 in memory (bench:storage), a
  * stall of the whole cluster at each of them. Cloudflare's storage makes a
  * commit durable by replicating it off the object's thread, so by default the
  * benchmarks keep their state in memory (tmpfs) and measure the design, not

@@ -158,7 +158,7 @@ export function report(
   }
   tables.push({
     caption:
-      "What the waiter's passes cost with the waiter on (same runs; counts cover warm-up and measured time): a pass examines the commits it answers plus the first one still waiting on a lagging node; the early-stop rule skips the rest with one set lookup each.",
+      "What the waiter's passes cost with the waiter on (same runs; counts cover warm-up and measured time): a new commit is checked on its own, a pass of one; acks bring a pass over the waiting commits, which examines those it answers plus the first one still waiting on a lagging node, and the early-stop rule skips the rest with one set lookup each.",
     headers: [
       "driver",
       "replicas",
