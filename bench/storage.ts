@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import type { CostOp } from "./cost-types.ts";
 import { ClusterClient } from "./suite/cluster.ts";
 import { nextTag } from "./suite/measure.ts";
-import { groupCpuSeconds } from "./suite/processes.ts";
+import { workerdCpuSeconds } from "./suite/processes.ts";
 import { runInRuntimeLoad } from "./suite/runtime-driver.ts";
 import { startBenchServer } from "./suite/server.ts";
 import { type BenchState, describeState } from "./suite/state-dir.ts";
@@ -90,7 +90,7 @@ for (let round = 0; round < repeats; round++) {
         const lagging = await cluster.waitCoherent(30_000);
         if (lagging.length > 0) throw new Error(`${lagging.join(", ")} not coherent`);
         for (const clients of clientCounts) {
-          const cpuBefore = groupCpuSeconds(server.pid).get("workerd") ?? 0;
+          const cpuBefore = workerdCpuSeconds(server.pid);
           const r = await runInRuntimeLoad({
             url: server.url,
             cluster: cluster.name,
@@ -99,7 +99,7 @@ for (let round = 0; round < repeats; round++) {
             warmupSeconds,
             tag: nextTag(),
           });
-          const cpu = (groupCpuSeconds(server.pid).get("workerd") ?? 0) - cpuBefore;
+          const cpu = workerdCpuSeconds(server.pid) - cpuBefore;
           if (r.errors > 0) throw new Error(`${kind}: ${r.errors} errors: ${r.firstError}`);
           // The run's whole CPU (its tables' set-up and warm-up too) over every insert acked.
           const acked = (r.perSecond ?? []).reduce((a, b) => a + b, 0);

@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import { ClusterClient, sleep } from "./suite/cluster.ts";
 import { nextTag } from "./suite/measure.ts";
 import { runInRuntimeLoad } from "./suite/runtime-driver.ts";
-import { groupCpuSeconds } from "./suite/processes.ts";
+import { workerdCpuSeconds } from "./suite/processes.ts";
 import { startBenchServer } from "./suite/server.ts";
 import { median } from "./suite/stats.ts";
 
@@ -93,11 +93,6 @@ async function relayCalls(cluster: ClusterClient): Promise<CallCounts> {
     batches: sum((r) => r.batches),
     fetches: sum((r) => r.ackFetches),
   };
-}
-
-/** CPU seconds the workerd processes of the server's group have used so far. */
-function workerdCpuSeconds(pgrp: number): number {
-  return groupCpuSeconds(pgrp).get("workerd") ?? 0;
 }
 
 const server = await startBenchServer();

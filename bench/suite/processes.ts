@@ -46,6 +46,11 @@ export function groupCpuSeconds(pgrp: number): Map<string, number> {
   return byCommand;
 }
 
+/** CPU seconds the workerd processes of group `pgrp` have used so far. */
+export function workerdCpuSeconds(pgrp: number): number {
+  return groupCpuSeconds(pgrp).get("workerd") ?? 0;
+}
+
 /**
  * The share of one core the group used over `ms` (1.0 = a whole core), in
  * all and per command (workerd, node).
