@@ -548,72 +548,7 @@ describe("Waiter properties", () => {
     );
   });
 
-  /**
-   * A new commit is checked on its own, not with a pass over every waiting
-   * commit. Against a waiter that makes that full pass at every commit (as it
-   * once did), with the master's real triggers (every ack requests a pass, the
-   * timer fires at the planned wake), every commit gets the same outcome.
-   */
-  it("answers as a full pass at every new commit would, with a check of the new commit alone", async () => {
-    const arrivalArb = fc.record({
-      commits: fc.uniqueArray(commitArb, { minLength: 1, maxLength: 10, selector: (c) => c.lsn }),
-      events: fc.array(eventArb, { minLength: 10, maxLength: 40 }),
-      durable: fc.boolean(),
-    });
-    type Arrivals = typeof arrivalArb extends fc.Arbitrary<infer S> ? S : never;
-    async function arrive(scenario: Arrivals, fullPassEach: boolean) {
-      const h = harness();
-      h.durable.on = scenario.durable;
-      const commits = [...scenario.commits];
-      const timer = () => {
-        const at = h.wakes.at(-1);
-        if (at !== null && at !== undefined && h.clock.now >= at) h.waiter.pass();
-      };
-      const next = () => {
-        const c = commits.shift();
-        if (c === undefined) return;
-        void h.waiter.wait(
-          request(c.lsn, c.waitOn, {
-            sanctioned: NODES,
-            deadline: h.clock.now + c.deadline,
-            giveUpAt: h.clock.now + c.deadline + c.extra,
-            ...(c.quorum === undefined ? {} : { quorum: c.quorum }),
-          }),
-        );
-        if (fullPassEach) h.waiter.pass();
-      };
-      for (const event of scenario.events) {
-        if (event.kind === "ack") {
-          const node = NODES[event.node];
-          if (node !== undefined) h.acked.set(node, (h.acked.get(node) ?? 0) + event.step);
-          h.waiter.requestPass();
-          await settle();
-        } else if (event.kind === "advance") {
-          h.clock.now += event.ms;
-          timer();
-        } else next();
-      }
-      while (commits.length > 0) next();
-      // Long after every give-up time: whatever still waits is decided.
-      h.clock.now += 10_000;
-      timer();
-      await settle();
-      return {
-        answers: [...h.answers.map((a) => [a.lsn, a.outcome] as const)].sort((a, b) => a[0] - b[0]),
-        checked: h.waiter.checked,
-      };
-    }
-    await fc.assert(
-      fc.asyncProperty(arrivalArb, async (scenario) => {
-        const alone = await arrive(scenario, false);
-        const full = await arrive(scenario, true);
-        expect(alone.answers).toEqual(full.answers);
-        expect(alone.answers.length).toBe(scenario.commits.length);
-      }),
-      { numRuns: 300 },
-    );
-  });
-
+  // Timing and outcomes against a full pass at every commit: waiter-race.test.ts.
   it("checks a new commit without examining the commits already waiting", () => {
     const h = harness({ A: 0 });
     for (let lsn = 1; lsn <= 100; lsn++) void h.waiter.wait(request(lsn, ["A"]));

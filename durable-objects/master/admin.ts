@@ -129,6 +129,9 @@ export class MasterAdmin {
       if (changed.includes("idempotency_retention_ms")) {
         this.core.jobs.at("prune", now + this.core.pruneEvery());
       }
+      // A waiting commit may be decided by the new values (durable_lsns off: no
+      // majority to wait for); no ack may come to make the pass that sees it.
+      this.core.waiter.requestPass();
       // Replicas read their settings from every message: a heartbeat carries the change now.
       for (const entry of this.core.replicas.all()) entry.relay.heartbeatIfDue();
       // A promotion without this master takes the tunables from the directory.

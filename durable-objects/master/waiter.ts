@@ -159,7 +159,13 @@ export class Waiter {
     this.checked += result.checked;
     this.answered += result.answered.length;
     this.skippedEarlyStop += result.skippedEarlyStop;
-    if (result.markIncoherent.size > 0) this.hooks.markIncoherent(result.markIncoherent);
+    if (result.markIncoherent.size > 0) {
+      this.hooks.markIncoherent(result.markIncoherent);
+      // The commits this pass examined beside the due one still counted these
+      // nodes coherent; the next pass drops them from every wait their lease
+      // no longer holds (a full pass at the next commit once did that).
+      if ([...result.markIncoherent].some((id) => !this.view.isCoherent(id))) this.requestPass();
+    }
     for (const { commit, outcome } of result.answered) {
       const held = commit.token;
       if (held.path === "handoff") this.handedOffNow--;
