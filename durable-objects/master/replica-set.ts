@@ -282,7 +282,12 @@ export class ReplicaSet {
   /** An ack arrived: timing, then the rejoin rule for a replica out of the wait sets. */
   onAck(id: string, rttMs: number, carriedRecords: boolean, ackDelayedMs: number): void {
     const entry = this.entries.get(id);
-    if (entry === undefined) return;
+    if (entry === undefined) {
+      // A removed replica's call still in flight: commits wait on it while its
+      // lease may run, and its ack can answer them.
+      this.host.requestPass();
+      return;
+    }
     if (carriedRecords) {
       entry.avgAckMs =
         entry.ackSamples === 0
@@ -341,7 +346,10 @@ export class ReplicaSet {
     this.host.marked(entry.id, reason);
     this.host.saveState(entry.id, "incoherent", reason);
     this.choosePullMode(entry);
-    this.tellWatchers();
+    // Out of the wait sets once its lease runs out: a waiting commit may be
+    // answerable at once, and every mark must say so (rebuild, divergence and
+    // removal bring no ack that would).
+    this.changed();
   }
 
   /** The master woke (scale to zero): it calls its replicas again from `now`. */
@@ -355,7 +363,6 @@ export class ReplicaSet {
     const lastHeard = Math.max(entry.relay.lastHeardAt ?? 0, this.callingSince);
     if (now - lastHeard >= this.host.tunables().rep_timeout_ms) {
       this.markIncoherent(entry, "unreachable");
-      this.changed();
     }
   }
 
@@ -370,7 +377,6 @@ export class ReplicaSet {
     if (entry.state !== "coherent" || !this.host.leasesAllowed()) return;
     if (entry.relay.lag.lagMs(now) >= this.host.tunables().rep_timeout_ms) {
       this.markIncoherent(entry, "ack-timeout");
-      this.changed();
     }
   }
 
@@ -386,7 +392,6 @@ export class ReplicaSet {
     const entry = slow === null ? undefined : this.entries.get(slow);
     if (entry !== undefined) {
       this.markIncoherent(entry, "slow");
-      this.changed();
     }
   }
 
