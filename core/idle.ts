@@ -16,6 +16,8 @@ export interface IdleReplica {
   ackedLsn: number;
   /** Whether its relay is backing off after a failure (or is cut off): it has sending left to do. */
   retrying: boolean;
+  /** The log's truncation point in the latest message it answered. */
+  heardTruncatedThrough: number;
 }
 
 export interface IdleFacts {
@@ -36,6 +38,8 @@ export interface IdleFacts {
   pinnedLsn: number | null;
   /** Log records that may be truncated and are not yet. */
   truncationPending: boolean;
+  /** The log is truncated through this LSN. */
+  truncatedThrough: number;
   replicas: readonly IdleReplica[];
 }
 
@@ -56,6 +60,13 @@ export function awakeBecause(f: IdleFacts): string | null {
     if (r.state !== "coherent") return `${r.id} is ${r.state}`;
     if (r.ackedLsn < f.masterLsn) return `${r.id} has acked LSN ${r.ackedLsn} of ${f.masterLsn}`;
     if (r.retrying) return `${r.id} is being retried`;
+  }
+  // A replica follows the master's truncation point only as messages bring it:
+  // asleep, the master would leave its log untruncated until it woke. (Named
+  // after the reasons above, which a heartbeat does not settle.)
+  const unheard = f.replicas.find((r) => r.heardTruncatedThrough < f.truncatedThrough);
+  if (unheard !== undefined) {
+    return `${unheard.id} has not heard that the log is truncated through LSN ${f.truncatedThrough}`;
   }
   // A call still in flight does not keep it awake: with every replica at the
   // LSN it can only be a heartbeat, whose answer is taken whenever it comes.

@@ -13,9 +13,10 @@ const base: IdleFacts = {
   outstanding: 0,
   pinnedLsn: null,
   truncationPending: false,
+  truncatedThrough: 6,
   replicas: [
-    { id: "replica-1", state: "coherent", ackedLsn: 10, retrying: false },
-    { id: "replica-2", state: "coherent", ackedLsn: 10, retrying: false },
+    { id: "replica-1", state: "coherent", ackedLsn: 10, retrying: false, heardTruncatedThrough: 6 },
+    { id: "replica-2", state: "coherent", ackedLsn: 10, retrying: false, heardTruncatedThrough: 6 },
   ],
 };
 const r2 = (patch: Partial<IdleFacts["replicas"][number]>) => ({
@@ -41,6 +42,11 @@ describe("awakeBecause", () => {
     ["a replica catching up", r2({ state: "catching-up" }), /replica-2 is catching-up/],
     ["a replica behind", r2({ ackedLsn: 9 }), /replica-2 has acked LSN 9 of 10/],
     ["a replica being retried", r2({ retrying: true }), /replica-2 is being retried/],
+    [
+      "a replica not told the truncation point",
+      r2({ heardTruncatedThrough: 5 }),
+      /replica-2 has not heard that the log is truncated through LSN 6/,
+    ],
   ])("keeps it awake: %s", (_, patch, why) => {
     expect(awakeBecause({ ...base, ...patch })).toMatch(why);
   });
@@ -56,5 +62,13 @@ describe("awakeBecause", () => {
       { ...base.replicas[1], ackedLsn: 4 },
     ] as IdleFacts["replicas"];
     expect(awakeBecause({ ...base, replicas })).toMatch(/replica-1 is being retried/);
+  });
+
+  it("names a replica behind before one that has not heard the truncation point", () => {
+    const replicas = [
+      { ...base.replicas[0], heardTruncatedThrough: 2 },
+      { ...base.replicas[1], state: "incoherent" },
+    ] as IdleFacts["replicas"];
+    expect(awakeBecause({ ...base, replicas })).toMatch(/replica-2 is incoherent/);
   });
 });

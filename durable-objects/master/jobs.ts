@@ -80,11 +80,13 @@ function maySleep(core: MasterCore, now: number): boolean {
     outstanding: core.waiter.outstanding + core.writers.busy,
     pinnedLsn: core.snapshots.lsn,
     truncationPending: truncationTarget(core) > core.truncatedThrough,
+    truncatedThrough: core.truncatedThrough,
     replicas: core.replicas.all().map((entry) => ({
       id: entry.id,
       state: entry.state,
       ackedLsn: entry.relay.ackedLsn,
       retrying: entry.relay.backingOff,
+      heardTruncatedThrough: entry.relay.heardTruncatedThrough,
     })),
   });
   core.idle.awakeBecause = why;

@@ -31,6 +31,10 @@ const PRUNE_EVERY_MS = 60_000;
 export class LogKeeper {
   private truncatedThrough: number;
   private lastPruneAt = 0;
+  /** Where the log is to be truncated to, as the latest message said (0: nowhere). */
+  private target = 0;
+  private retentionMs = 0;
+  private stepQueued = false;
   /**
    * The newest record of a committed batch, so the log-matching check of the
    * next batch (which lands on it) needs no storage read: a read of a log key
@@ -72,6 +76,7 @@ export class LogKeeper {
   /** A snapshot was installed at `lsn`: the log starts after it. */
   restarted(lsn: number): void {
     this.truncatedThrough = lsn;
+    this.target = 0;
     this.newest = null;
   }
 
@@ -88,20 +93,36 @@ export class LogKeeper {
     commitPoint: number,
     recordsBrought = 0,
   ): void {
-    const target = Math.min(masterTruncatedThrough, appliedLsn - 1);
+    this.target = Math.max(this.target, Math.min(masterTruncatedThrough, appliedLsn - 1));
+    this.retentionMs = retentionMs;
     const now = Date.now();
-    if (target > this.truncatedThrough) {
-      const from = this.truncatedThrough;
-      const through = truncationStep(from, target, recordsBrought);
-      this.storage.transactionSync(() => {
-        // Their results outlive them (idempotency_retention_ms): indexed by key first.
-        indexLogResults(this.store, from, through, now - retentionMs);
-        this.store.truncateLog(from, through);
-      });
-      this.truncatedThrough = through;
-    }
+    this.step(recordsBrought, now);
     if (now - this.lastPruneAt < PRUNE_EVERY_MS) return;
     this.lastPruneAt = now;
     this.storage.transactionSync(() => this.store.pruneResults(now - retentionMs, commitPoint));
+  }
+
+  /**
+   * One step towards the target; the rest follows between messages, a step a
+   * turn: a master that goes quiet (scale to zero) sends no message to carry
+   * it, and a backlog would stay until it woke. A step left over when the node
+   * changes role is the one its next message would have made.
+   */
+  private step(recordsBrought: number, now: number): void {
+    if (this.target <= this.truncatedThrough) return;
+    const from = this.truncatedThrough;
+    const through = truncationStep(from, this.target, recordsBrought);
+    this.storage.transactionSync(() => {
+      // Their results outlive them (idempotency_retention_ms): indexed by key first.
+      indexLogResults(this.store, from, through, now - this.retentionMs);
+      this.store.truncateLog(from, through);
+    });
+    this.truncatedThrough = through;
+    if (through >= this.target || this.stepQueued) return;
+    this.stepQueued = true;
+    setTimeout(() => {
+      this.stepQueued = false;
+      this.step(0, Date.now());
+    }, 0);
   }
 }
