@@ -19,7 +19,7 @@
  * tunables now asks the waiter for a pass (both tests fail without it).
  */
 import { describe, expect, it } from "vitest";
-import { call, exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
+import { call, exec, freshCluster, patchTunables, status, timed, waitUntil } from "./helpers";
 
 const REPLICAS = ["replica-1", "replica-2", "replica-3", "replica-4"];
 const stop = (c: string, id: string) => call("POST", `/admin/clusters/${c}/replicas/${id}/stop`);
@@ -56,16 +56,6 @@ async function majorityGone(prefix: string, repTimeoutMs: number): Promise<strin
   const longer = await patchTunables(c, { rep_timeout_ms: repTimeoutMs });
   expect(longer.status, JSON.stringify(longer.body)).toBe(200);
   return c;
-}
-
-interface Timed {
-  status: number;
-  body: Record<string, unknown>;
-  at: number;
-}
-
-function timed(p: ReturnType<typeof exec>): Promise<Timed> {
-  return p.then((r) => ({ status: r.status, body: r.body, at: Date.now() }));
 }
 
 async function outstanding(c: string): Promise<number> {

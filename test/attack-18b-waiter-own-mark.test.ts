@@ -16,21 +16,11 @@
  * until the waiter asked for a pass after its own marks.
  */
 import { describe, expect, it } from "vitest";
-import { call, exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
+import { call, exec, freshCluster, patchTunables, status, timed, waitUntil } from "./helpers";
 
 const REPLICAS = ["replica-1", "replica-2", "replica-3", "replica-4"];
 const delay = (c: string, id: string, ms: number) =>
   call("POST", `/admin/clusters/${c}/replicas/${id}/delay`, { body: { ms } });
-
-interface Timed {
-  status: number;
-  body: Record<string, unknown>;
-  at: number;
-}
-
-function timed(p: ReturnType<typeof exec>): Promise<Timed> {
-  return p.then((r) => ({ status: r.status, body: r.body, at: Date.now() }));
-}
 
 describe("attack 18b: replicas marked by the waiter's own deadline pass", () => {
   it("a later commit still waiting on them is answered when the next commit arrives", async () => {

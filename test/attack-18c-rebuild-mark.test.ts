@@ -35,19 +35,11 @@
  *     ReplicaSet.markIncoherent now asks for a pass, whatever the reason.
  */
 import { describe, expect, it } from "vitest";
-import { call, exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
+import { call, exec, freshCluster, patchTunables, status, timed, waitUntil } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const admin = (c: string, method: string, path: string, body?: unknown) =>
   call(method, `/admin/clusters/${c}${path}`, body === undefined ? {} : { body });
-
-interface Timed {
-  status: number;
-  body: Record<string, unknown>;
-  at: number;
-}
-const timed = (p: ReturnType<typeof exec>): Promise<Timed> =>
-  p.then((r) => ({ status: r.status, body: r.body, at: Date.now() }));
 
 describe("attack 18c: a rebuild mark asks for no pass", () => {
   it("a commit waiting only on the rebuilt replica is answered at the next commit", async () => {

@@ -30,19 +30,11 @@
  * for a pass when the replica is gone.
  */
 import { describe, expect, it } from "vitest";
-import { call, exec, freshCluster, patchTunables, status } from "./helpers";
+import { call, exec, freshCluster, patchTunables, status, timed } from "./helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const admin = (c: string, method: string, path: string, body?: unknown) =>
   call(method, `/admin/clusters/${c}${path}`, body === undefined ? {} : { body });
-
-interface Timed {
-  status: number;
-  body: Record<string, unknown>;
-  at: number;
-}
-const timed = (p: ReturnType<typeof exec>): Promise<Timed> =>
-  p.then((r) => ({ status: r.status, body: r.body, at: Date.now() }));
 
 describe("attack 18c: a removed replica's late ack asks for no pass", () => {
   it("the original commit is answered with its retry", async () => {

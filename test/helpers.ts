@@ -63,6 +63,16 @@ export const exec = (
     ...(key === undefined ? {} : { headers: { "idempotency-key": key } }),
   });
 
+/** An answer and the wall-clock time it came: when a waiting commit was answered. */
+export interface Timed {
+  status: number;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+export const timed = (answer: ReturnType<typeof exec>): Promise<Timed> =>
+  answer.then((r) => ({ status: r.status, body: r.body, at: Date.now() }));
+
 /** A read through the front door; `colo` is the Cloudflare colo the platform would name. */
 export const query = (
   cluster: string,
