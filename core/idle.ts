@@ -16,8 +16,8 @@ export interface IdleReplica {
   ackedLsn: number;
   /** Whether its relay is backing off after a failure (or is cut off): it has sending left to do. */
   retrying: boolean;
-  /** The log's truncation point in the latest message it answered. */
-  heardTruncatedThrough: number;
+  /** Where it says its own log is truncated through. */
+  logTruncatedThrough: number;
 }
 
 export interface IdleFacts {
@@ -61,12 +61,15 @@ export function awakeBecause(f: IdleFacts): string | null {
     if (r.ackedLsn < f.masterLsn) return `${r.id} has acked LSN ${r.ackedLsn} of ${f.masterLsn}`;
     if (r.retrying) return `${r.id} is being retried`;
   }
-  // A replica follows the master's truncation point only as messages bring it:
-  // asleep, the master would leave its log untruncated until it woke. (Named
-  // after the reasons above, which a heartbeat does not settle.)
-  const unheard = f.replicas.find((r) => r.heardTruncatedThrough < f.truncatedThrough);
-  if (unheard !== undefined) {
-    return `${unheard.id} has not heard that the log is truncated through LSN ${f.truncatedThrough}`;
+  // A replica follows the master's truncation point only as messages bring it
+  // (through its own newest record, which says where it is): asleep, the master
+  // would leave its log untruncated until it woke. Its answers say where it is,
+  // after a restart that forgot the target too. Named after the reasons above,
+  // which a heartbeat does not settle.
+  const target = Math.min(f.truncatedThrough, f.masterLsn - 1);
+  const behind = f.replicas.find((r) => r.logTruncatedThrough < target);
+  if (behind !== undefined) {
+    return `${behind.id} has truncated its log through LSN ${behind.logTruncatedThrough} of ${target}`;
   }
   // A call still in flight does not keep it awake: with every replica at the
   // LSN it can only be a heartbeat, whose answer is taken whenever it comes.

@@ -346,6 +346,8 @@ export interface AppendResponse {
   applied: number;
   /** How long the replica really held this ack (debug_ack_delay_ms, measured). */
   ackDelayedMs: number;
+  /** Its own log is truncated through this LSN (after this message's step). */
+  logTruncatedThrough?: number;
 }
 
 export interface TableChecksum {

@@ -161,6 +161,7 @@ export abstract class NodeHost extends DurableObject<Env> {
    */
   protected restart(reason: string): void {
     this.resetting = reason;
+    if (this.role?.kind === "replica") this.role.close();
     this.ctx.waitUntil(
       (async () => {
         await this.ctx.storage.sync();
@@ -230,6 +231,7 @@ export abstract class NodeHost extends DurableObject<Env> {
       return;
     }
     if (this.role?.kind === "master") this.role.core.halt(DELETING, true);
+    if (this.role?.kind === "replica") this.role.close();
     this.resetting = DELETING;
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();

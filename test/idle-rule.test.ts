@@ -15,8 +15,8 @@ const base: IdleFacts = {
   truncationPending: false,
   truncatedThrough: 6,
   replicas: [
-    { id: "replica-1", state: "coherent", ackedLsn: 10, retrying: false, heardTruncatedThrough: 6 },
-    { id: "replica-2", state: "coherent", ackedLsn: 10, retrying: false, heardTruncatedThrough: 6 },
+    { id: "replica-1", state: "coherent", ackedLsn: 10, retrying: false, logTruncatedThrough: 6 },
+    { id: "replica-2", state: "coherent", ackedLsn: 10, retrying: false, logTruncatedThrough: 6 },
   ],
 };
 const r2 = (patch: Partial<IdleFacts["replicas"][number]>) => ({
@@ -43,9 +43,9 @@ describe("awakeBecause", () => {
     ["a replica behind", r2({ ackedLsn: 9 }), /replica-2 has acked LSN 9 of 10/],
     ["a replica being retried", r2({ retrying: true }), /replica-2 is being retried/],
     [
-      "a replica not told the truncation point",
-      r2({ heardTruncatedThrough: 5 }),
-      /replica-2 has not heard that the log is truncated through LSN 6/,
+      "a replica whose log is not truncated yet",
+      r2({ logTruncatedThrough: 5 }),
+      /replica-2 has truncated its log through LSN 5 of 6/,
     ],
   ])("keeps it awake: %s", (_, patch, why) => {
     expect(awakeBecause({ ...base, ...patch })).toMatch(why);
@@ -64,9 +64,9 @@ describe("awakeBecause", () => {
     expect(awakeBecause({ ...base, replicas })).toMatch(/replica-1 is being retried/);
   });
 
-  it("names a replica behind before one that has not heard the truncation point", () => {
+  it("names a replica behind before one whose log is not truncated yet", () => {
     const replicas = [
-      { ...base.replicas[0], heardTruncatedThrough: 2 },
+      { ...base.replicas[0], logTruncatedThrough: 2 },
       { ...base.replicas[1], state: "incoherent" },
     ] as IdleFacts["replicas"];
     expect(awakeBecause({ ...base, replicas })).toMatch(/replica-2 is incoherent/);

@@ -86,7 +86,7 @@ function maySleep(core: MasterCore, now: number): boolean {
       state: entry.state,
       ackedLsn: entry.relay.ackedLsn,
       retrying: entry.relay.backingOff,
-      heardTruncatedThrough: entry.relay.heardTruncatedThrough,
+      logTruncatedThrough: entry.relay.replicaTruncatedThrough,
     })),
   });
   core.idle.awakeBecause = why;

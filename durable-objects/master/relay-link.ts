@@ -52,8 +52,8 @@ export class RelayLink {
    * refusal is no answer): what quorum contact counts (core/quorum.ts).
    */
   answeredSentAt = 0;
-  /** The log's truncation point as the latest message the replica answered carried it. */
-  heardTruncatedThrough = 0;
+  /** Where the replica says its own log is truncated through (its answers). */
+  replicaTruncatedThrough = 0;
   /** Last time the replica answered anything (reachability, not progress). */
   lastHeardAt: number | null = null;
   lastError: string | null = null;
@@ -291,9 +291,9 @@ export class RelayLink {
         if (!held) this.gap.roundTrip(answeredAt - sentAt, answeredAt);
         if (response.staleTerm !== undefined) this.host.superseded(response.staleTerm);
         else if (response.refused === undefined) {
-          this.heardTruncatedThrough = Math.max(
-            this.heardTruncatedThrough,
-            request.truncatedThrough,
+          this.replicaTruncatedThrough = Math.max(
+            this.replicaTruncatedThrough,
+            response.logTruncatedThrough ?? 0,
           );
           this.onResponse(generation, response, last?.lsn ?? null, sentAt);
         } else this.onError(generation, new Error(response.refused));

@@ -35,6 +35,8 @@ export class LogKeeper {
   private target = 0;
   private retentionMs = 0;
   private stepQueued = false;
+  /** Set when the node is deleted or changes role: no step may touch its storage after. */
+  private stopped = false;
   /**
    * The newest record of a committed batch, so the log-matching check of the
    * next batch (which lands on it) needs no storage read: a read of a log key
@@ -73,6 +75,16 @@ export class LogKeeper {
     if (last !== undefined) this.newest = { lsn: last.lsn, term: last.term };
   }
 
+  /** Where this log is truncated through now. */
+  get through(): number {
+    return this.truncatedThrough;
+  }
+
+  /** The node is being deleted or reset into a new role: steps end here. */
+  stop(): void {
+    this.stopped = true;
+  }
+
   /** A snapshot was installed at `lsn`: the log starts after it. */
   restarted(lsn: number): void {
     this.truncatedThrough = lsn;
@@ -105,11 +117,13 @@ export class LogKeeper {
   /**
    * One step towards the target; the rest follows between messages, a step a
    * turn: a master that goes quiet (scale to zero) sends no message to carry
-   * it, and a backlog would stay until it woke. A step left over when the node
-   * changes role is the one its next message would have made.
+   * it, and a backlog would stay until it woke (the master stays awake until
+   * each replica says its log is truncated: core/idle.ts). A deletion or a role
+   * change stops the steps (stop): a step after deleteAll wrote into the emptied
+   * object.
    */
   private step(recordsBrought: number, now: number): void {
-    if (this.target <= this.truncatedThrough) return;
+    if (this.stopped || this.target <= this.truncatedThrough) return;
     const from = this.truncatedThrough;
     const through = truncationStep(from, this.target, recordsBrought);
     this.storage.transactionSync(() => {

@@ -174,6 +174,7 @@ export class ReplicaRole {
       applied: outcome.applied,
       ackDelayedMs: 0,
       ackDeferred,
+      logTruncatedThrough: this.log.through,
       ...(due === undefined ? {} : { dueAck: due }),
       ...(this.diverged === null ? {} : { diverged: this.diverged }),
     };
@@ -464,6 +465,11 @@ export class ReplicaRole {
    */
   acknowledgedThrough(): number | string {
     return this.cannotServe() ?? Math.min(this.appliedLsn, this.strongReads.commitPoint);
+  }
+
+  /** The node is deleted or reset into another role: nothing more runs on its storage. */
+  close(): void {
+    this.log.stop();
   }
 
   async appliedPosition(): Promise<{ appliedLsn: number; stopped: boolean }> {
