@@ -27,6 +27,8 @@ export function truncationStep(from: number, target: number, recordsBrought: num
   return Math.min(target, from + Math.max(TRUNCATE_STEP_ROWS, 2 * recordsBrought));
 }
 const PRUNE_EVERY_MS = 60_000;
+/** A pause in messages this long lets the rest of a truncation backlog go (queueRest). */
+const QUIET_MS = 50;
 
 export class LogKeeper {
   private truncatedThrough: number;
@@ -34,7 +36,8 @@ export class LogKeeper {
   /** Where the log is to be truncated to, as the latest message said (0: nowhere). */
   private target = 0;
   private retentionMs = 0;
-  private stepQueued = false;
+  /** The rest of a backlog, due once messages pause (QUIET_MS). */
+  private rest: ReturnType<typeof setTimeout> | null = null;
   /** Set when the node is deleted or changes role: no step may touch its storage after. */
   private stopped = false;
   /**
@@ -83,6 +86,7 @@ export class LogKeeper {
   /** The node is being deleted or reset into a new role: steps end here. */
   stop(): void {
     this.stopped = true;
+    if (this.rest !== null) clearTimeout(this.rest);
   }
 
   /** A snapshot was installed at `lsn`: the log starts after it. */
@@ -109,19 +113,34 @@ export class LogKeeper {
     this.retentionMs = retentionMs;
     const now = Date.now();
     this.step(recordsBrought, now);
+    // While messages come, each brings its step; the rest waits for a pause.
+    this.queueRest(QUIET_MS);
     if (now - this.lastPruneAt < PRUNE_EVERY_MS) return;
     this.lastPruneAt = now;
     this.storage.transactionSync(() => this.store.pruneResults(now - retentionMs, commitPoint));
   }
 
   /**
-   * One step towards the target; the rest follows between messages, a step a
+   * The rest of a backlog follows once messages pause for QUIET_MS, a step a
    * turn: a master that goes quiet (scale to zero) sends no message to carry
    * it, and a backlog would stay until it woke (the master stays awake until
-   * each replica says its log is truncated: core/idle.ts). A deletion or a role
-   * change stops the steps (stop): a step after deleteAll wrote into the emptied
-   * object.
+   * each replica says its log is truncated: core/idle.ts). Under load each
+   * message's step keeps pace, and steps of their own would only compete with
+   * the applies. A deletion or a role change stops them (stop): a step after
+   * deleteAll wrote into the emptied object.
    */
+  private queueRest(delayMs: number): void {
+    if (this.rest !== null) clearTimeout(this.rest);
+    this.rest = null;
+    if (this.stopped || this.target <= this.truncatedThrough) return;
+    this.rest = setTimeout(() => {
+      this.rest = null;
+      this.step(0, Date.now());
+      this.queueRest(0);
+    }, delayMs);
+  }
+
+  /** One step towards the target. */
   private step(recordsBrought: number, now: number): void {
     if (this.stopped || this.target <= this.truncatedThrough) return;
     const from = this.truncatedThrough;
@@ -132,11 +151,5 @@ export class LogKeeper {
       this.store.truncateLog(from, through);
     });
     this.truncatedThrough = through;
-    if (through >= this.target || this.stepQueued) return;
-    this.stepQueued = true;
-    setTimeout(() => {
-      this.stepQueued = false;
-      this.step(0, Date.now());
-    }, 0);
   }
 }
