@@ -39,31 +39,16 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { nodeObjectName } from "../durable-objects/node-rpc";
 import { NodeStore } from "../durable-objects/node-store";
-import { call, exec, freshCluster, idleOf, patchTunables, untilAsleep } from "./helpers";
+import { idleOf, patchTunables, untilAsleep } from "./helpers";
+import { insertMany, oneReplicaCluster } from "./truncation-helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const COMMITS = 1_500;
 
 describe("attack 18c: a replica's truncation steps and scale to zero", () => {
   it("the replica's log reaches the master's truncation point before the master sleeps", async () => {
-    const c = freshCluster("a18c-trunc");
-    expect(
-      (await exec(c, [{ sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)" }])).status,
-    ).toBe(200);
-    for (const id of ["replica-2", "replica-3", "replica-4"]) {
-      const gone = await call("DELETE", `/admin/clusters/${c}/replicas/${id}`);
-      expect(gone.status, JSON.stringify(gone.body)).toBe(200);
-    }
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 6 }, async () => {
-        while (next < COMMITS) {
-          next++;
-          const r = await exec(c, [{ sql: "INSERT INTO t (v) VALUES ('x')" }]);
-          expect(r.status).toBe(200);
-        }
-      }),
-    );
+    const c = await oneReplicaCluster("a18c-trunc");
+    await insertMany(c, COMMITS, "x", false);
     const tuned = await patchTunables(c, { log_retain_records: 0, idle_after_ms: 300 });
     expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);
     await untilAsleep(c, 20_000);

@@ -40,16 +40,8 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { nodeObjectName } from "../durable-objects/node-rpc";
 import { NodeStore } from "../durable-objects/node-store";
-import {
-  call,
-  exec,
-  freshCluster,
-  idleOf,
-  patchTunables,
-  status,
-  untilAsleep,
-  waitUntil,
-} from "./helpers";
+import { call, idleOf, patchTunables, status, untilAsleep, waitUntil } from "./helpers";
+import { insertMany, oneReplicaCluster } from "./truncation-helpers";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const COMMITS = 6_000;
@@ -62,14 +54,7 @@ const nodeStub = (c: string, member: string) => {
 
 describe("attack 18d: a replica restarted mid-backlog while the master sleeps", () => {
   it("the replica's log still reaches the master's truncation point", async () => {
-    const c = freshCluster("a18d-crash");
-    expect(
-      (await exec(c, [{ sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)" }])).status,
-    ).toBe(200);
-    for (const id of ["replica-2", "replica-3", "replica-4"]) {
-      const gone = await call("DELETE", `/admin/clusters/${c}/replicas/${id}`);
-      expect(gone.status, JSON.stringify(gone.body)).toBe(200);
-    }
+    const c = await oneReplicaCluster("a18d-crash");
     const tuned = await patchTunables(c, {
       debug_fault_injection: true,
       coherency_lease_ms: 5_000,
@@ -77,20 +62,7 @@ describe("attack 18d: a replica restarted mid-backlog while the master sleeps", 
       log_retain_records: 100_000,
     });
     expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < COMMITS) {
-          const i = next++;
-          const r = await exec(
-            c,
-            [{ sql: "INSERT INTO t (v) VALUES (?)", params: [BIG] }],
-            `${c}-${i}`,
-          );
-          expect(r.status, JSON.stringify(r.body)).toBe(200);
-        }
-      }),
-    );
+    await insertMany(c, COMMITS, BIG, true);
     const lsn = (await status(c)).body.master.lsn;
     const retain = await patchTunables(c, { log_retain_records: 0, idle_after_ms: 300 });
     expect(retain.status, JSON.stringify(retain.body)).toBe(200);

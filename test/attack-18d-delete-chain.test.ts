@@ -31,7 +31,8 @@ import { nodeObjectName } from "../durable-objects/node-rpc";
 import { NodeStore } from "../durable-objects/node-store";
 import { deleteCluster } from "../workers/cluster-delete";
 import { envHolding } from "./delete-helpers";
-import { call, exec, freshCluster, patchTunables, status, waitUntil } from "./helpers";
+import { exec, patchTunables, status, waitUntil } from "./helpers";
+import { insertMany, oneReplicaCluster } from "./truncation-helpers";
 
 const COMMITS = 6_000;
 const BIG = "x".repeat(4_000);
@@ -45,34 +46,14 @@ const nodeStub = (c: string, member: string) => {
 
 describe("attack 18d: a truncation step queued on a replica outlives DELETE", () => {
   it("DELETE leaves the replica's object empty", async () => {
-    const c = freshCluster("a18d-delchain");
-    expect(
-      (await exec(c, [{ sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)" }])).status,
-    ).toBe(200);
-    for (const id of ["replica-2", "replica-3", "replica-4"]) {
-      const gone = await call("DELETE", `/admin/clusters/${c}/replicas/${id}`);
-      expect(gone.status, JSON.stringify(gone.body)).toBe(200);
-    }
+    const c = await oneReplicaCluster("a18d-delchain");
     const tuned = await patchTunables(c, {
       coherency_lease_ms: 60_000,
       heartbeat_ms: 30_000,
       log_retain_records: 100_000,
     });
     expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < COMMITS) {
-          const i = next++;
-          const r = await exec(
-            c,
-            [{ sql: "INSERT INTO t (v) VALUES (?)", params: [BIG] }],
-            `${c}-${i}`,
-          );
-          expect(r.status, JSON.stringify(r.body)).toBe(200);
-        }
-      }),
-    );
+    await insertMany(c, COMMITS, BIG, true);
     const lsn = (await status(c)).body.master.lsn;
     const retain = await patchTunables(c, { log_retain_records: 0 });
     expect(retain.status, JSON.stringify(retain.body)).toBe(200);

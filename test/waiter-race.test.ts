@@ -14,6 +14,10 @@
  * - a change of durable_lsns asks for a pass (PATCH /tunables);
  * - a new commit waits on the coherent nodes and every node whose lease
  *   still runs; a replay waits again on an older LSN;
+ * - a node may be removed (marked with a pass, out of the sanctioned set
+ *   durable_lsns counts, its lease and acked LSN kept while commits wait on
+ *   it, and its calls in flight may still ack, with a pass) or added
+ *   (incoherent and sanctioned from then on, no pass: it only holds commits up);
  * - the timer fires at the planned wake, late, or never.
  *
  * Every commit must be answered during the same event, with the same outcome.
@@ -24,7 +28,7 @@ import type { NodeView, Outcome } from "../core/ack-book";
 import { Waiter } from "../durable-objects/master/waiter";
 import { FullPassWaiter } from "./full-pass-waiter";
 
-const NODES = ["A", "B", "C"] as const;
+const NODES = ["A", "B", "C", "D"] as const;
 const REP_TIMEOUT = 300;
 const LEASE_MS = 120;
 
@@ -35,6 +39,8 @@ type Event =
   | { kind: "lease"; node: number }
   | { kind: "demote"; node: number }
   | { kind: "rejoin"; node: number }
+  | { kind: "remove"; node: number }
+  | { kind: "add"; node: number }
   | { kind: "durable" }
   | { kind: "advance"; ms: number };
 
@@ -59,6 +65,8 @@ const eventArb: fc.Arbitrary<Event> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("lease" as const), node }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("demote" as const), node }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("rejoin" as const), node }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("remove" as const), node }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("add" as const), node }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("durable" as const) }) },
   {
     weight: 4,
@@ -73,6 +81,8 @@ const scenarioArb = fc.record({
   durable: fc.boolean(),
   timer: fc.constantFrom<Timer>("on-time", "late", "silent"),
   leases: fc.array(fc.nat(400), { minLength: NODES.length, maxLength: NODES.length }),
+  /** D is a member from the start, or only once added. */
+  dMember: fc.boolean(),
 });
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
 
@@ -90,8 +100,13 @@ interface Answer {
 /** Plays the scenario on the Waiter, or (`reference`) on the full-pass one. */
 async function play(s: Scenario, reference: boolean): Promise<Answer[]> {
   const acked = new Map<string, number>(NODES.map((n) => [n, 0]));
-  const coherent = new Map<string, boolean>(NODES.map((n) => [n, true]));
-  const lease = new Map<string, number>(NODES.map((n, i) => [n, s.leases[i] ?? 0]));
+  const members = new Set<string>(NODES.filter((n) => n !== "D" || s.dMember));
+  /** Removed nodes: no rejoin, no lease, acks of their calls in flight still count. */
+  const removed = new Set<string>();
+  const coherent = new Map<string, boolean>(NODES.map((n) => [n, members.has(n)]));
+  const lease = new Map<string, number>(
+    NODES.map((n, i) => [n, members.has(n) ? (s.leases[i] ?? 0) : 0]),
+  );
   const durable = { on: s.durable };
   const clock = { now: 0 };
   let planned: number | null = null;
@@ -99,14 +114,14 @@ async function play(s: Scenario, reference: boolean): Promise<Answer[]> {
   const answers: Answer[] = [];
   const view: NodeView = {
     ackedLsn: (id) => acked.get(id) ?? 0,
-    isCoherent: (id) => coherent.get(id) ?? false,
+    isCoherent: (id) => members.has(id) && coherent.get(id) === true,
     leaseUntil: (id) => lease.get(id) ?? 0,
   };
   const hooks = {
     now: () => clock.now,
     durableLsns: () => durable.on,
-    sanctioned: () => NODES,
-    // As the master's: demoted, and no pass asked for.
+    sanctioned: () => NODES.filter((n) => members.has(n)),
+    // Demoted, and no pass asked for: the waiter must ask for its own.
     markIncoherent: (ids: Set<string>) => {
       for (const id of ids) coherent.set(id, false);
     },
@@ -123,14 +138,18 @@ async function play(s: Scenario, reference: boolean): Promise<Answer[]> {
   const hold = (commitLsn: number, quorum: number | null, extra: number) => {
     const id = ids++;
     const waitSet = new Set(
-      NODES.filter((n) => coherent.get(n) === true || clock.now < (lease.get(n) ?? 0)),
+      NODES.filter(
+        (n) =>
+          (members.has(n) || removed.has(n)) &&
+          (view.isCoherent(n) || clock.now < (lease.get(n) ?? 0)),
+      ),
     );
     const q = quorum === null ? undefined : Math.min(quorum, waitSet.size);
     void waiter
       .wait({
         lsn: commitLsn,
         waitSet,
-        sanctioned: NODES,
+        sanctioned: hooks.sanctioned(),
         deadline: clock.now + REP_TIMEOUT,
         giveUpAt: clock.now + REP_TIMEOUT + extra,
         ...(q === undefined ? {} : { quorum: q }),
@@ -154,22 +173,38 @@ async function play(s: Scenario, reference: boolean): Promise<Answer[]> {
         break;
       }
       case "ack":
-        acked.set(id, Math.min(lsn, (acked.get(id) ?? 0) + event.step));
-        waiter.requestPass();
-        break;
-      case "lease":
-        if (coherent.get(id) === true) {
-          lease.set(id, Math.max(lease.get(id) ?? 0, clock.now + LEASE_MS));
+        // A member's ack, or a removed node's call still in flight: a pass either way.
+        if (members.has(id) || removed.has(id)) {
+          acked.set(id, Math.min(lsn, (acked.get(id) ?? 0) + event.step));
+          waiter.requestPass();
         }
         break;
+      case "lease":
+        if (view.isCoherent(id)) lease.set(id, Math.max(lease.get(id) ?? 0, clock.now + LEASE_MS));
+        break;
       case "demote":
-        if (coherent.get(id) === true) {
+        if (view.isCoherent(id)) {
           coherent.set(id, false);
           waiter.requestPass();
         }
         break;
+      case "remove":
+        if (members.has(id)) {
+          coherent.set(id, false);
+          members.delete(id);
+          removed.add(id);
+          waiter.requestPass();
+        }
+        break;
+      case "add":
+        // Ids are never reused: only D, and only if it never was a member.
+        if (id === "D" && !members.has(id) && !removed.has(id)) {
+          members.add(id);
+          coherent.set(id, false);
+        }
+        break;
       case "rejoin":
-        if (coherent.get(id) === false) {
+        if (members.has(id) && coherent.get(id) === false) {
           coherent.set(id, true);
           waiter.joinWaits(id, acked.get(id) ?? 0);
           waiter.requestPass();
@@ -217,7 +252,8 @@ describe("the Waiter raced against a full pass at every commit", () => {
     const s: Scenario = {
       durable: false,
       timer: "on-time",
-      leases: [0, 0, 0],
+      leases: [0, 0, 0, 0],
+      dMember: false,
       events: [
         { kind: "commit", quorum: null, extra: 5_000 },
         { kind: "advance", ms: 200 },
@@ -238,7 +274,8 @@ describe("the Waiter raced against a full pass at every commit", () => {
     const s: Scenario = {
       durable: true,
       timer: "silent",
-      leases: [0, 0, 0],
+      leases: [0, 0, 0, 0],
+      dMember: false,
       events: [
         { kind: "demote", node: 0 },
         { kind: "demote", node: 1 },
@@ -261,7 +298,8 @@ describe("the Waiter raced against a full pass at every commit", () => {
     const s: Scenario = {
       durable: false,
       timer: "silent",
-      leases: [0, 0, 0],
+      leases: [0, 0, 0, 0],
+      dMember: false,
       events: [
         { kind: "lease", node: 0 },
         { kind: "commit", quorum: null, extra: 5_000 },
