@@ -13,7 +13,7 @@
  * by the very next pass. A full pass at every commit made it at C3; a check of
  * C3 alone does not (the planned wake is C2's deadline, not overdue), so C2
  * waited a whole rep_timeout_ms more, no ack coming (every replica hangs),
- * until the waiter asked for a pass after its own marks.
+ * until every mark asked for a pass (ReplicaSet.markIncoherent).
  */
 import { describe, expect, it } from "vitest";
 import { call, exec, freshCluster, patchTunables, status, timed, waitUntil } from "./helpers";

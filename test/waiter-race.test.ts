@@ -10,7 +10,7 @@
  * - a coherent node may be granted a lease (no pass);
  * - the master's own checks may demote a node (a pass), an incoherent one may
  *   rejoin (joinWaits and a pass);
- * - the waiter's own marks demote without the master asking for a pass;
+ * - the waiter's own marks demote and ask for a pass, as every mark does;
  * - a change of durable_lsns asks for a pass (PATCH /tunables);
  * - a new commit waits on the coherent nodes and every node whose lease
  *   still runs; a replay waits again on an older LSN;
@@ -121,9 +121,10 @@ async function play(s: Scenario, reference: boolean): Promise<Answer[]> {
     now: () => clock.now,
     durableLsns: () => durable.on,
     sanctioned: () => NODES.filter((n) => members.has(n)),
-    // Demoted, and no pass asked for: the waiter must ask for its own.
+    // As the master's (ReplicaSet.markIncoherent): demoted, and a pass asked for.
     markIncoherent: (ids: Set<string>) => {
       for (const id of ids) coherent.set(id, false);
+      waiter.requestPass();
     },
     wakeAt: (at: number | null) => {
       planned = at;

@@ -291,10 +291,6 @@ export class RelayLink {
         if (!held) this.gap.roundTrip(answeredAt - sentAt, answeredAt);
         if (response.staleTerm !== undefined) this.host.superseded(response.staleTerm);
         else if (response.refused === undefined) {
-          this.replicaTruncatedThrough = Math.max(
-            this.replicaTruncatedThrough,
-            response.logTruncatedThrough ?? 0,
-          );
           this.onResponse(generation, response, last?.lsn ?? null, sentAt);
         } else this.onError(generation, new Error(response.refused));
       },
@@ -325,6 +321,8 @@ export class RelayLink {
     const now = this.host.now();
     this.lastHeardAt = now;
     if (sentAt > this.answeredSentAt) this.answeredSentAt = sentAt;
+    const truncated = response.logTruncatedThrough ?? 0;
+    if (truncated > this.replicaTruncatedThrough) this.replicaTruncatedThrough = truncated;
     this.skipped += response.skipped;
     // A reply to a call of an earlier stream (before a snapshot, a rewind, a
     // gap) speaks of a state that is gone: a replica still diverged or

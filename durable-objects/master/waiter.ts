@@ -37,7 +37,11 @@ export interface WaiterHooks {
   durableLsns(): boolean;
   /** The sanctioned replicas now (membership may change while commits wait). */
   sanctioned?(): readonly string[];
-  /** Replicas the pass found behind a due deadline: the master marks them incoherent. */
+  /**
+   * Replicas the pass found behind a due deadline: the master marks them
+   * incoherent and, as for every mark, asks for a pass (requestPass): the
+   * commits this pass examined beside the due one still counted them coherent.
+   */
   markIncoherent(ids: Set<string>): void;
   /** When the next pass has something to decide (a deadline or a lease expiry). */
   wakeAt(at: number | null): void;
@@ -159,13 +163,7 @@ export class Waiter {
     this.checked += result.checked;
     this.answered += result.answered.length;
     this.skippedEarlyStop += result.skippedEarlyStop;
-    if (result.markIncoherent.size > 0) {
-      this.hooks.markIncoherent(result.markIncoherent);
-      // The commits this pass examined beside the due one still counted these
-      // nodes coherent; the next pass drops them from every wait their lease
-      // no longer holds (a full pass at the next commit once did that).
-      if ([...result.markIncoherent].some((id) => !this.view.isCoherent(id))) this.requestPass();
-    }
+    if (result.markIncoherent.size > 0) this.hooks.markIncoherent(result.markIncoherent);
     for (const { commit, outcome } of result.answered) {
       const held = commit.token;
       if (held.path === "handoff") this.handedOffNow--;
